@@ -1,0 +1,1 @@
+"""Benchmarks that measure tierwise against peers in the same process."""

@@ -1,0 +1,183 @@
+"""The ``tierwise`` command line.
+
+Usage errors and bad input print one line starting with ``error:`` that names the fix, and exit
+with code 2; nothing else ends in a traceback unless it is a bug.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import typer.core
+from rich.console import Console
+from rich.table import Table
+
+from tierwise.budget import Budget, band_for_health
+from tierwise.errors import InputError, TierwiseError, UserError
+from tierwise.packing import Pack, Packer, conversation_layers, parse_conversation
+from tierwise.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
+
+# Plain one-paragraph usage errors instead of rich panels: they read well in logs and CI.
+typer.core.HAS_RICH = False
+
+app = typer.Typer(
+    name="tierwise",
+    help="tierwise: decides, for every LLM call, what goes into the prompt.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+bench_app = typer.Typer(help="Benchmarks against peers, run in the same process.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def _read_json(path: Path) -> Any:
+    if not path.exists():
+        raise InputError(f"no such file: {path}; give the path of a JSON file like examples/conversation.json")
+    if path.is_dir():
+        raise InputError(f"{path} is a directory; give the path of a JSON file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text; save it as UTF-8 JSON") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}; check its permissions") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); fix the file"
+        ) from None
+
+
+@app.command("pack")
+def pack_command(
+    input_path: Annotated[
+        Path,
+        typer.Argument(
+            metavar="INPUT.json",
+            help='OpenAI-style request body: {"messages": [...], "tools": [...]} (tools optional).',
+        ),
+    ],
+    budget: Annotated[int, typer.Option(help="Total tokens the call must fit (the model window).")],
+    reserve: Annotated[int, typer.Option(help="Of the budget, tokens kept for the response.")] = 0,
+    encoding: Annotated[
+        str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")
+    ] = DEFAULT_ENCODING,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {messages, report} as JSON instead of a table.")
+    ] = False,
+    seed: Annotated[str | None, typer.Option(help="Seed for tie-breaking (recorded in the report).")] = None,
+    health: Annotated[
+        float | None,
+        typer.Option(help="Budget health, 0-1 (share of spend left): applies its pruning band."),
+    ] = None,
+) -> None:
+    """Pack a conversation into a token budget and report what was kept, cut or dropped."""
+    try:
+        if encoding not in ENCODINGS:
+            raise InputError(f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}")
+        plan = Budget(window=budget, reserve=reserve)
+        band = band_for_health(health) if health is not None else None
+        conversation = parse_conversation(_read_json(input_path))
+        layers = conversation_layers(conversation.message_dicts(), conversation.tool_dicts())
+        result = Packer(TokenCounter(encoding)).pack(layers, plan, seed=seed, band=band, health=health)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    except TierwiseError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        json.dump(result.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_report(result, input_path)
+
+
+def _print_report(result: Pack, source: Path) -> None:
+    report = result.report
+    console = Console()
+    table = Table(title=f"tierwise pack · {source.name}", title_justify="left")
+    table.add_column("layer")
+    table.add_column("kind")
+    table.add_column("prio", justify="right")
+    table.add_column("status")
+    table.add_column("tokens", justify="right")
+    table.add_column("of", justify="right")
+    table.add_column("messages", justify="right")
+    table.add_column("why")
+    styles = {"kept": "green", "truncated": "yellow", "dropped": "red"}
+    for r in report.layers:
+        msgs = f"{r.messages}/{r.messages_full}" if r.messages_full else ""
+        why = "; ".join(x for x in (r.reason, *r.notes) if x)
+        table.add_row(
+            r.id,
+            r.kind,
+            str(r.priority),
+            f"[{styles[r.status]}]{r.status}[/]",
+            f"{r.tokens:,}",
+            f"{r.tokens_full:,}",
+            msgs,
+            why,
+        )
+    console.print(table)
+    console.print(
+        f"budget {report.budget:,} (window {report.window:,} − reserve {report.reserve:,}) · "
+        f"packed {report.total_tokens:,} tokens ({report.utilisation:.1%}) · "
+        f"all layers whole {report.tokens_all_layers:,} · saved {report.tokens_saved:,}"
+    )
+    if report.band:
+        console.print(f"pruning band: {report.band} (health {report.health})")
+    console.print(f"encoding {report.encoding} · policy {report.policy} · sha256 {report.checksum}")
+
+
+@bench_app.command("pack")
+def bench_pack_command(
+    sizes: Annotated[str, typer.Option(help="History lengths (messages), comma-separated.")] = "100,1000,10000",
+    budgets: Annotated[str, typer.Option(help="Budgets (tokens), comma-separated.")] = "4000,32000",
+    repeat: Annotated[int, typer.Option(help="Timed runs per case and contender.")] = 200,
+    encoding: Annotated[str, typer.Option(help="Tokenizer for both contenders.")] = DEFAULT_ENCODING,
+    out: Annotated[
+        Path | None, typer.Option(help="Also write the results as JSON here (e.g. bench/results/pack.json).")
+    ] = None,
+) -> None:
+    """Time tierwise's packer against langchain-core's trim_messages on the same histories."""
+    try:
+        from tierwise.bench.pack import run_pack_benchmark
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise _fail(f"the benchmark needs the bench extra ({exc.name}); run: pip install -e '.[bench]'") from None
+    try:
+        size_list = _int_list(sizes, "--sizes")
+        budget_list = _int_list(budgets, "--budgets")
+        if repeat < 1:
+            raise InputError("--repeat must be at least 1")
+        run_pack_benchmark(size_list, budget_list, repeat=repeat, encoding=encoding, out=out)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _int_list(text: str, option: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{option} takes whole numbers separated by commas, e.g. 100,1000") from None
+    if not values or any(v <= 0 for v in values):
+        raise InputError(f"{option} takes positive whole numbers separated by commas, e.g. 100,1000")
+    return values
+
+
+def main() -> None:
+    """Entry point of the ``tierwise`` console script."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

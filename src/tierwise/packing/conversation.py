@@ -1,0 +1,217 @@
+"""OpenAI-format conversations: validation, tool-call groups, and their layers.
+
+A conversation is ``{"messages": [...], "tools": [...]}`` as an OpenAI client would send it.
+:func:`parse_conversation` validates one (pydantic) and turns mistakes into an
+:class:`~tierwise.errors.InputError` whose one-line message names the fix.
+
+:func:`group_messages` splits messages into the units a pack keeps or drops whole: an assistant
+message that calls tools together with every result it received, or any other single message. A
+tool result with no call before it, or a call missing a result, is an orphan: providers reject
+both, so the packer never sends them and says so in its report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tierwise.errors import InputError
+from tierwise.packing.layers import ContextLayer
+
+__all__ = ["Conversation", "conversation_layers", "group_messages", "parse_conversation"]
+
+Message = Mapping[str, Any]
+ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+class _FunctionCall(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(min_length=1)
+    arguments: str = ""
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _arguments_as_json(cls, value: Any) -> Any:
+        # Some clients send the arguments as an object; OpenAI's wire format is a JSON string.
+        if isinstance(value, dict):
+            return json.dumps(value, ensure_ascii=False)
+        return value
+
+
+class _ToolCall(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str = Field(min_length=1)
+    type: Literal["function"] = "function"
+    function: _FunctionCall
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+    name: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+    tool_call_id: str | None = None
+
+    @field_validator("role")
+    @classmethod
+    def _known_role(cls, value: str) -> str:
+        if value not in ROLES:
+            raise ValueError(f"unknown role {value!r}; use one of {', '.join(ROLES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> _Message:
+        if self.role == "tool" and not self.tool_call_id:
+            raise ValueError("a tool message needs the tool_call_id of the call it answers")
+        if self.role in ("system", "developer", "user") and self.content is None:
+            raise ValueError(f"a {self.role} message needs content")
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only assistant messages may carry tool_calls")
+        return self
+
+
+class _FunctionDef(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(min_length=1)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class _Tool(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    type: Literal["function"] = "function"
+    function: _FunctionDef
+
+
+class Conversation(BaseModel):
+    """A validated OpenAI-style request body: messages and optional tools."""
+
+    model_config = ConfigDict(extra="allow")
+    messages: list[_Message] = Field(min_length=1)
+    tools: list[_Tool] = Field(default_factory=list)
+
+    def message_dicts(self) -> list[dict[str, Any]]:
+        """The messages as plain dicts, without unset fields."""
+        return [m.model_dump(exclude_none=True) for m in self.messages]
+
+    def tool_dicts(self) -> list[dict[str, Any]]:
+        """The tool definitions as plain dicts, without unset fields."""
+        return [t.model_dump(exclude_none=True) for t in self.tools]
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse_conversation(data: Any) -> Conversation:
+    """Validate an OpenAI-style ``{"messages": [...], "tools": [...]}`` object.
+
+    Raises:
+        InputError: with the first problem's location and the fix, on one line.
+    """
+    if not isinstance(data, Mapping):
+        raise InputError(
+            'the input must be a JSON object like {"messages": [...], "tools": [...]}, '
+            f"not a {type(data).__name__}"
+        )
+    try:
+        return Conversation.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        if err["type"] == "missing" and err["loc"] == ("messages",):
+            msg = 'missing "messages"; give a list of {"role": ..., "content": ...} objects'
+        elif err["type"] == "too_short" and err["loc"] == ("messages",):
+            msg = '"messages" is empty; give at least one message'
+        where = _where(tuple(err["loc"]))
+        more = f" (and {len(exc.errors()) - 1} more problems)" if len(exc.errors()) > 1 else ""
+        raise InputError(f"{where}: {msg}{more}" if where else f"{msg}{more}") from None
+
+
+def group_messages(messages: Sequence[Message]) -> tuple[list[tuple[int, int]], list[int]]:
+    """Split ``messages`` into atomic groups ``[start, end)`` and the indices of orphans.
+
+    Example:
+        >>> msgs = [{"role": "user", "content": "hi"},
+        ...         {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f"}}]},
+        ...         {"role": "tool", "tool_call_id": "a", "content": "ok"},
+        ...         {"role": "tool", "tool_call_id": "zz", "content": "stray"}]
+        >>> group_messages(msgs)
+        ([(0, 1), (1, 3)], [3])
+    """
+    groups: list[tuple[int, int]] = []
+    orphans: list[int] = []
+    i, n = 0, len(messages)
+    while i < n:
+        message = messages[i]
+        role = message.get("role")
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls:
+            wanted = {call.get("id") for call in calls}
+            answered: set[Any] = set()
+            j = i + 1
+            while j < n:
+                nxt = messages[j]
+                call_id = nxt.get("tool_call_id")
+                if nxt.get("role") != "tool" or call_id not in wanted or call_id in answered:
+                    break
+                answered.add(call_id)
+                j += 1
+            if answered == wanted and len(wanted) == len(calls):
+                groups.append((i, j))
+            else:
+                orphans.extend(range(i, j))
+            i = j
+        elif role == "tool":
+            orphans.append(i)
+            i += 1
+        else:
+            groups.append((i, i + 1))
+            i += 1
+    return groups, orphans
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def conversation_layers(
+    messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()
+) -> list[ContextLayer]:
+    """Layers for a plain conversation: system prompt, tools, history and input.
+
+    The leading system (or developer) messages become the guaranteed ``system`` layer; the newest
+    user message and everything after it (a turn in progress, with its tool calls) become the
+    guaranteed ``input`` layer; everything between is ``history``, dropped oldest group first.
+    """
+    start = 0
+    while start < len(messages) and messages[start].get("role") in ("system", "developer"):
+        start += 1
+    layers: list[ContextLayer] = []
+    if start:
+        text = "\n\n".join(_text_of(m.get("content")) for m in messages[:start])
+        layers.append(ContextLayer("system", "system", text))
+    if tools:
+        layers.append(ContextLayer("tools", "tools", tools))
+    rest = messages[start:]
+    last_user = max((i for i, m in enumerate(rest) if m.get("role") == "user"), default=None)
+    if last_user is None:
+        history, current = rest, []
+    else:
+        history, current = rest[:last_user], rest[last_user:]
+    if history:
+        layers.append(ContextLayer("history", "history", history))
+    if current:
+        layers.append(ContextLayer("input", "input", current))
+    return layers

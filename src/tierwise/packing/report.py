@@ -1,0 +1,123 @@
+"""What a pack is and what its report says.
+
+The report answers, for every layer: how big it was, what it took, and if it was cut or left out,
+why. Totals say how full the budget is and how many tokens packing saved against sending every
+layer whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = ["LayerReport", "Pack", "PackReport"]
+
+LayerStatus = Literal["kept", "truncated", "dropped"]
+
+
+@dataclass(frozen=True)
+class LayerReport:
+    """One layer's fate in a pack.
+
+    ``tokens_full`` is the layer sent whole; ``tokens`` what it took in the pack (0 if dropped).
+    For message layers, ``messages_full`` and ``messages`` count messages the same way.
+    """
+
+    id: str
+    kind: str
+    priority: int
+    guaranteed: bool
+    truncatable: bool
+    tokens_full: int
+    tokens: int
+    status: LayerStatus
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+    messages_full: int = 0
+    messages: int = 0
+
+
+@dataclass(frozen=True)
+class PackReport:
+    """Totals and per-layer accounting of one pack.
+
+    Attributes:
+        budget: tokens the prompt may use (``window - reserve``).
+        total_tokens: exact count of the pack's messages and tools, reply priming included.
+        tokens_all_layers: what sending every layer whole would have cost.
+        checksum: sha256 of the canonical pack (same inputs and seed → same checksum).
+    """
+
+    policy: str
+    encoding: str
+    window: int
+    reserve: int
+    budget: int
+    total_tokens: int
+    tokens_all_layers: int
+    checksum: str
+    seed: str | None = None
+    band: str | None = None
+    health: float | None = None
+    layers: tuple[LayerReport, ...] = field(default_factory=tuple)
+
+    @property
+    def utilisation(self) -> float:
+        """Share of the budget the pack uses (0.0–1.0)."""
+        return self.total_tokens / self.budget if self.budget else 0.0
+
+    @property
+    def tokens_saved(self) -> int:
+        """Tokens not sent compared with sending every layer whole."""
+        return max(0, self.tokens_all_layers - self.total_tokens)
+
+    @property
+    def dropped(self) -> list[str]:
+        """Ids of the layers left out."""
+        return [r.id for r in self.layers if r.status == "dropped"]
+
+    @property
+    def truncated(self) -> list[str]:
+        """Ids of the layers that went in cut."""
+        return [r.id for r in self.layers if r.status == "truncated"]
+
+    def layer(self, layer_id: str) -> LayerReport:
+        """The report of the layer with ``layer_id``."""
+        for r in self.layers:
+            if r.id == layer_id:
+                return r
+        raise KeyError(layer_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, derived totals included."""
+        out = asdict(self)
+        out["layers"] = [asdict(r) for r in self.layers]
+        for r in out["layers"]:
+            r["notes"] = list(r["notes"])
+        out["utilisation"] = round(self.utilisation, 4)
+        out["tokens_saved"] = self.tokens_saved
+        out["dropped"] = self.dropped
+        out["truncated"] = self.truncated
+        return out
+
+
+@dataclass(frozen=True)
+class Pack:
+    """The messages and tools to send, and the report on how they were chosen."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    report: PackReport
+
+    @property
+    def checksum(self) -> str:
+        """sha256 over the canonical pack."""
+        return self.report.checksum
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"messages", "tools", "report"}`` ready for JSON (``tools`` only if any)."""
+        out: dict[str, Any] = {"messages": self.messages}
+        if self.tools:
+            out["tools"] = self.tools
+        out["report"] = self.report.to_dict()
+        return out

