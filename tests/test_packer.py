@@ -90,7 +90,7 @@ def test_truncation_falls_back_to_words() -> None:
     body = cut.removesuffix(TRUNCATION_MARKER)
     assert body.endswith("word")
     assert text.startswith(body)
-    assert 100 <= COUNTER.count(body) and COUNTER.count(cut) <= 150
+    assert COUNTER.count(body) >= 100 and COUNTER.count(cut) <= 150
 
 
 def test_truncation_of_unspaced_text_cuts_between_tokens() -> None:
@@ -132,7 +132,9 @@ def test_seed_splits_are_expressible() -> None:
     assert progressive.available == 8_000
     assert progressive.ceiling("history") == 3_500 and progressive.ceiling("location") == 1_000
     hierarchical = Budget.hierarchical(window=20_000)
-    assert [hierarchical.ceiling(k) for k in ("narrative", "history", "headers", "summaries", "retrieved")] == [
+    assert [
+        hierarchical.ceiling(k) for k in ("narrative", "history", "headers", "summaries", "retrieved")
+    ] == [
         3_000,
         5_000,
         2_000,
@@ -144,12 +146,16 @@ def test_seed_splits_are_expressible() -> None:
 def test_bands_get_stricter_as_budget_is_spent() -> None:
     from tierwise import budget_health
 
-    names = [band_for_health(budget_health(session_used=u, session_limit=100)).name for u in (0, 30, 50, 70, 100)]  # type: ignore[arg-type]
+    names = [
+        band_for_health(budget_health(session_used=u, session_limit=100)).name for u in (0, 30, 50, 70, 100)
+    ]  # type: ignore[arg-type]
     assert names == ["healthy", "caution", "warning", "critical", "critical"]
     history = [b.history_messages for b in BANDS]
     assert history == sorted(history, reverse=True)  # type: ignore[type-var]
     assert budget_health() is None
-    assert budget_health(session_used=10, session_limit=100, month_used=90, month_limit=100) == pytest.approx(0.1)
+    assert budget_health(session_used=10, session_limit=100, month_used=90, month_limit=100) == pytest.approx(
+        0.1
+    )
 
 
 # -- packer rules ------------------------------------------------------------------------------
@@ -289,7 +295,10 @@ def test_text_sections_render_in_kind_order_into_one_system_message() -> None:
     result = pack(layers, Budget(window=1000))
     assert result.messages[0] == {
         "role": "system",
-        "content": "You are calm.\n\n## User profile\nPrefers mornings.\n\n## Story so far\nWe are planning the Q4 launch.",
+        "content": (
+            "You are calm.\n\n## User profile\nPrefers mornings.\n\n"
+            "## Story so far\nWe are planning the Q4 launch."
+        ),
     }
     assert result.messages[1] == user("hi")
 
@@ -360,6 +369,15 @@ def test_report_lists_every_layer_with_reasons() -> None:
         if r.status != "kept":
             assert r.reason
     d = result.to_dict()["report"]
-    for key in ("total_tokens", "budget", "checksum", "layers", "dropped", "truncated", "utilisation", "tokens_saved"):
+    for key in (
+        "total_tokens",
+        "budget",
+        "checksum",
+        "layers",
+        "dropped",
+        "truncated",
+        "utilisation",
+        "tokens_saved",
+    ):
         assert key in d
     assert d["tokens_saved"] == d["tokens_all_layers"] - d["total_tokens"]

@@ -8,7 +8,6 @@ import os
 import re
 from collections.abc import Iterator
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from hypothesis import strategies as st
 
 from tierwise import TokenCounter, count_tokens, load_encoding
 from tierwise.errors import InputError, VocabularyError
-from tierwise.tokens import ENCODINGS, _EXPECTED_SHA256, _SPECS, render_tools
+from tierwise.tokens import _EXPECTED_SHA256, _SPECS, ENCODINGS, render_tools
 
 from .conftest import SHARED
 
@@ -46,9 +45,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ti
     old = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     try:
-        yield {
-            name: tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]()) for name in URLS
-        }
+        yield {name: tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]()) for name in URLS}
     finally:
         if old is None:
             del os.environ["TIKTOKEN_CACHE_DIR"]
@@ -81,7 +78,7 @@ CORPUS = [
     "\n\n\n",
     "hello world",
     "def f(x: int) -> int:\n    return x ** 2  # square\n\n\tif x != 0: pass\r\n",
-    'SELECT * FROM tasks WHERE status = \'done\' AND "priority" >= 3;',
+    "SELECT * FROM tasks WHERE status = 'done' AND \"priority\" >= 3;",
     "emoji 👩‍👩‍👧‍👦 🏳️‍🌈 🇯🇵 👍🏽 ✨✨✨",
     "日本語のテキストと中文文本，还有한국어 텍스트。",
     "مرحبا بالعالم — עברית — Ελληνικά — русский текст",
@@ -98,7 +95,9 @@ CORPUS = [
 
 @pytest.mark.parametrize("name", ENCODINGS)
 @pytest.mark.parametrize("text", CORPUS)
-def test_counts_equal_tiktoken_on_corpus(name: str, text: str, reference: dict[str, tiktoken.Encoding]) -> None:
+def test_counts_equal_tiktoken_on_corpus(
+    name: str, text: str, reference: dict[str, tiktoken.Encoding]
+) -> None:
     assert count_tokens(text, encoding=name) == len(reference[name].encode_ordinary(text))
 
 
@@ -111,7 +110,9 @@ def test_special_token_text_is_ordinary_text(reference: dict[str, tiktoken.Encod
 
 @pytest.mark.parametrize("name", ENCODINGS)
 @given(text=st.text(max_size=300))
-def test_counts_equal_tiktoken_on_random_text(name: str, text: str, reference: dict[str, tiktoken.Encoding]) -> None:
+def test_counts_equal_tiktoken_on_random_text(
+    name: str, text: str, reference: dict[str, tiktoken.Encoding]
+) -> None:
     assert count_tokens(text, encoding=name) == len(reference[name].encode_ordinary(text))
 
 
@@ -293,5 +294,3 @@ def test_image_parts_are_charged() -> None:
     low = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x", "detail": "low"}}]}
     high = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}
     assert counter.count_message(low) < counter.count_message(high)
-
-

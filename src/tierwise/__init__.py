@@ -6,7 +6,7 @@ Example:
     >>> import tierwise
     >>> layers = tierwise.conversation_layers([{"role": "user", "content": "What's due today?"}])
     >>> tierwise.pack(layers, tierwise.Budget(window=4096)).report.total_tokens
-    12
+    11
 """
 
 from tierwise.budget import BANDS, Budget, PruningBand, band_for_health, budget_health

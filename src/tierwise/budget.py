@@ -110,8 +110,10 @@ class Budget:
 
     @classmethod
     def progressive(cls) -> Budget:
-        """Seed 000's 10,000-token split: 2,000 reserved for the response and tool results,
-        500 system, 300 profile, 1,000 location, 500 related, 3,500 history, 500 current message.
+        """Seed 000's 10,000-token split.
+
+        2,000 reserved for the response and tool results; 500 system, 300 profile, 1,000 location,
+        500 related, 3,500 history, 500 current message.
         """
         return cls(
             window=10_000,
@@ -128,8 +130,9 @@ class Budget:
 
     @classmethod
     def hierarchical(cls, window: int, reserve: int = 0) -> Budget:
-        """Seed 003's split of the budget: narrative 15%, recent turns 25%, headers 10%,
-        summaries 35%, retrieved 15%.
+        """Seed 003's split of the budget.
+
+        Narrative 15%, recent turns 25%, headers 10%, summaries 35%, retrieved 15%.
         """
         return cls(
             window=window,

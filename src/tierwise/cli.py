@@ -42,7 +42,9 @@ def _fail(message: str) -> typer.Exit:
 
 def _read_json(path: Path) -> Any:
     if not path.exists():
-        raise InputError(f"no such file: {path}; give the path of a JSON file like examples/conversation.json")
+        raise InputError(
+            f"no such file: {path}; give the path of a JSON file like examples/conversation.json"
+        )
     if path.is_dir():
         raise InputError(f"{path} is a directory; give the path of a JSON file")
     try:
@@ -70,9 +72,7 @@ def pack_command(
     ],
     budget: Annotated[int, typer.Option(help="Total tokens the call must fit (the model window).")],
     reserve: Annotated[int, typer.Option(help="Of the budget, tokens kept for the response.")] = 0,
-    encoding: Annotated[
-        str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")
-    ] = DEFAULT_ENCODING,
+    encoding: Annotated[str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")] = DEFAULT_ENCODING,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print {messages, report} as JSON instead of a table.")
     ] = False,
@@ -85,7 +85,9 @@ def pack_command(
     """Pack a conversation into a token budget and report what was kept, cut or dropped."""
     try:
         if encoding not in ENCODINGS:
-            raise InputError(f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}")
+            raise InputError(
+                f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}"
+            )
         plan = Budget(window=budget, reserve=reserve)
         band = band_for_health(health) if health is not None else None
         conversation = parse_conversation(_read_json(input_path))
@@ -141,7 +143,9 @@ def _print_report(result: Pack, source: Path) -> None:
 
 @bench_app.command("pack")
 def bench_pack_command(
-    sizes: Annotated[str, typer.Option(help="History lengths (messages), comma-separated.")] = "100,1000,10000",
+    sizes: Annotated[
+        str, typer.Option(help="History lengths (messages), comma-separated.")
+    ] = "100,1000,10000",
     budgets: Annotated[str, typer.Option(help="Budgets (tokens), comma-separated.")] = "4000,32000",
     repeat: Annotated[int, typer.Option(help="Timed runs per case and contender.")] = 200,
     encoding: Annotated[str, typer.Option(help="Tokenizer for both contenders.")] = DEFAULT_ENCODING,
@@ -153,7 +157,9 @@ def bench_pack_command(
     try:
         from tierwise.bench.pack import run_pack_benchmark
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise _fail(f"the benchmark needs the bench extra ({exc.name}); run: pip install -e '.[bench]'") from None
+        raise _fail(
+            f"the benchmark needs the bench extra ({exc.name}); run: pip install -e '.[bench]'"
+        ) from None
     try:
         size_list = _int_list(sizes, "--sizes")
         budget_list = _int_list(budgets, "--budgets")

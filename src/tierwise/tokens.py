@@ -31,7 +31,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -137,7 +137,7 @@ def _read_ranks(name: str) -> dict[bytes, int]:
     return ranks
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     """Return the tiktoken ``Encoding`` for ``name``, built offline from hash-verified data.
 
@@ -228,9 +228,7 @@ class TokenCounter:
                         f"cannot count a content part of type {kind!r}; use 'text' or 'image_url' parts"
                     )
             return total
-        raise InputError(
-            f"message content must be a string or a list of parts, not {type(content).__name__}"
-        )
+        raise InputError(f"message content must be a string or a list of parts, not {type(content).__name__}")
 
     def count_message(self, message: Mapping[str, Any]) -> int:
         """Tokens of one chat message including its framing and any tool calls."""
@@ -257,7 +255,7 @@ class TokenCounter:
         return TOOLS_FRAMING + self.count(render_tools(tools))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shared_counter(encoding: str) -> TokenCounter:
     return TokenCounter(encoding)
 

@@ -34,18 +34,48 @@ SEED = 20240601
 WARMUP = 3
 Message = dict[str, Any]
 
-_PROJECTS = ["Apollo launch", "Q3 roadmap", "website redesign", "hiring plan", "onboarding revamp",
-             "budget review", "mobile app v2", "customer survey", "data migration", "team offsite"]
+_PROJECTS = [
+    "Apollo launch",
+    "Q3 roadmap",
+    "website redesign",
+    "hiring plan",
+    "onboarding revamp",
+    "budget review",
+    "mobile app v2",
+    "customer survey",
+    "data migration",
+    "team offsite",
+]
 _PEOPLE = ["Maya", "Tom", "Priya", "Lukas", "Sofia", "Dev", "Amara", "Jonas", "Elena", "Kenji"]
-_TOPICS = ["task", "deadline", "meeting", "note", "milestone", "sprint review", "draft", "agenda",
-           "reminder", "estimate", "blocker", "retro", "status report", "design doc"]
-_SLOTS = {"project": _PROJECTS, "project2": _PROJECTS, "person": _PEOPLE, "topic": _TOPICS,
-          "day": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
-          "verb": ["move", "schedule", "summarise", "assign", "reprioritise", "archive", "split", "review"],
-          "status": ["on track", "at risk", "blocked", "done", "in progress", "not started"]}
+_TOPICS = [
+    "task",
+    "deadline",
+    "meeting",
+    "note",
+    "milestone",
+    "sprint review",
+    "draft",
+    "agenda",
+    "reminder",
+    "estimate",
+    "blocker",
+    "retro",
+    "status report",
+    "design doc",
+]
+_SLOTS = {
+    "project": _PROJECTS,
+    "project2": _PROJECTS,
+    "person": _PEOPLE,
+    "topic": _TOPICS,
+    "day": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
+    "verb": ["move", "schedule", "summarise", "assign", "reprioritise", "archive", "split", "review"],
+    "status": ["on track", "at risk", "blocked", "done", "in progress", "not started"],
+}
 _SENTENCES = [
-    "{project} has {n} open tasks, {m} of them due before {day}.", "\n- {verb} the {topic} for {project} "
-    "({status}, due {date})", "Your calendar is free on {day} between {hour}:00 and {hour2}:30.",
+    "{project} has {n} open tasks, {m} of them due before {day}.",
+    "\n- {verb} the {topic} for {project} ({status}, due {date})",
+    "Your calendar is free on {day} between {hour}:00 and {hour2}:30.",
     "I moved the {topic} with {person} to {day} at {hour}:00 so it no longer clashes with {project}.",
     "{person} owns the {topic} for {project}; it is {status} and due on {date}.",
     "Your notes from the {project} sync mention a {topic} that {person} still has to confirm.",
@@ -57,24 +87,43 @@ _SENTENCES = [
     "**{project}**: {m} of {n} tasks done; the next {topic} is on {day}.",
 ]
 _QUESTIONS = [
-    "What is left on {project} this week?", "Can you {verb} the {topic} with {person} to {day}?",
-    "Summarise my notes on {project}.", "Which tasks are overdue for {project}?",
-    "When am I free on {day} for a {topic} with {person}?", "Draft an agenda for the {project} {topic}.",
-    "Is the {topic} for {project2} still {status}?", "Remind me what {person} said about {project}.",
+    "What is left on {project} this week?",
+    "Can you {verb} the {topic} with {person} to {day}?",
+    "Summarise my notes on {project}.",
+    "Which tasks are overdue for {project}?",
+    "When am I free on {day} for a {topic} with {person}?",
+    "Draft an agenda for the {project} {topic}.",
+    "Is the {topic} for {project2} still {status}?",
+    "Remind me what {person} said about {project}.",
 ]
 _TOOLS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "list_tasks": lambda s: {"project": s["project"], "status": s["status"]},
     "search_notes": lambda s: {"query": f"{s['project']} {s['topic']}", "limit": s["n"]},
     "get_calendar": lambda s: {"day": s["day"], "days": s["m"] % 7 + 1},
-    "create_task": lambda s: {"title": f"{s['verb']} {s['topic']}", "project": s["project"], "owner": s["person"]},
+    "create_task": lambda s: {
+        "title": f"{s['verb']} {s['topic']}",
+        "project": s["project"],
+        "owner": s["person"],
+    },
+}
+_LC_CLASSES: dict[str, type[lc.BaseMessage]] = {
+    "system": lc.SystemMessage,
+    "user": lc.HumanMessage,
+    "tool": lc.ToolMessage,
 }
 _LC_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
 
 
 def _slots(rng: random.Random) -> dict[str, Any]:
     n, date = rng.randint(2, 40), f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-    return {**{k: rng.choice(v) for k, v in _SLOTS.items()}, "n": n, "m": rng.randint(0, n),
-            "hour": rng.randint(8, 16), "hour2": rng.randint(9, 18), "date": date}
+    return {
+        **{k: rng.choice(v) for k, v in _SLOTS.items()},
+        "n": n,
+        "m": rng.randint(0, n),
+        "hour": rng.randint(8, 16),
+        "hour2": rng.randint(9, 18),
+        "date": date,
+    }
 
 
 def _text(rng: random.Random, words: int, pool: Sequence[str]) -> str:
@@ -91,9 +140,17 @@ def _tool_result(rng: random.Random, words: int) -> str:
     items: list[dict[str, Any]] = []
     while len(json.dumps({"items": items}).split()) < words:
         s = _slots(rng)
-        items.append({"id": f"T-{rng.randint(100, 9999)}", "title": f"{s['verb']} {s['topic']}",
-                      "project": s["project"], "owner": s["person"], "status": s["status"], "due": s["date"],
-                      "note": rng.choice(_SENTENCES).format(**s).strip("\n- ")})
+        items.append(
+            {
+                "id": f"T-{rng.randint(100, 9999)}",
+                "title": f"{s['verb']} {s['topic']}",
+                "project": s["project"],
+                "owner": s["person"],
+                "status": s["status"],
+                "due": s["date"],
+                "note": rng.choice(_SENTENCES).format(**s).strip("\n- "),
+            }
+        )
     return json.dumps({"ok": True, "count": len(items), "items": items})
 
 
@@ -113,12 +170,23 @@ def synthetic_history(size: int, seed: int = SEED) -> list[Message]:
         need = fits[0] if fits else 2
         messages.append({"role": "user", "content": _text(rng, rng.randint(5, 60), _QUESTIONS)})
         if need > 2:
-            calls = [{"id": f"call_{rng.getrandbits(64):016x}", "type": "function",
-                      "function": {"name": name, "arguments": json.dumps(_TOOLS[name](_slots(rng)))}}
-                     for name in rng.sample(sorted(_TOOLS), need - 3)]
+            calls = [
+                {
+                    "id": f"call_{rng.getrandbits(64):016x}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(_TOOLS[name](_slots(rng)))},
+                }
+                for name in rng.sample(sorted(_TOOLS), need - 3)
+            ]
             messages.append({"role": "assistant", "content": None, "tool_calls": calls})
-            messages += [{"role": "tool", "tool_call_id": call["id"],
-                          "content": _tool_result(rng, rng.randint(50, 400))} for call in calls]
+            messages += [
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": _tool_result(rng, rng.randint(50, 400)),
+                }
+                for call in calls
+            ]
         answer = _text(rng, int(rng.triangular(10, 300, 60)), _SENTENCES)
         messages.append({"role": "assistant", "content": answer})
         left -= need
@@ -131,18 +199,25 @@ def to_langchain(messages: Sequence[Message]) -> list[lc.BaseMessage]:
     out: list[lc.BaseMessage] = []
     for m in messages:
         role, content = m["role"], m.get("content") or ""
-        if role == "system":
-            out.append(lc.SystemMessage(content=content))
-        elif role == "user":
-            out.append(lc.HumanMessage(content=content))
-        elif role == "tool":
-            out.append(lc.ToolMessage(content=content, tool_call_id=m["tool_call_id"]))
+        if role != "assistant":
+            extra = {"tool_call_id": m["tool_call_id"]} if role == "tool" else {}
+            out.append(_LC_CLASSES[role](content=content, **extra))
         else:
             raw = m.get("tool_calls") or []
-            calls = [{"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]),
-                      "id": c["id"], "type": "tool_call"} for c in raw]
-            extra = {"tool_calls": raw} if raw else {}
-            out.append(lc.AIMessage(content=content, tool_calls=calls, additional_kwargs=extra))
+            calls = [
+                {
+                    "name": c["function"]["name"],
+                    "args": json.loads(c["function"]["arguments"]),
+                    "id": c["id"],
+                    "type": "tool_call",
+                }
+                for c in raw
+            ]
+            out.append(
+                lc.AIMessage(
+                    content=content, tool_calls=calls, additional_kwargs={"tool_calls": raw} if raw else {}
+                )
+            )
     return out
 
 
@@ -167,18 +242,34 @@ def langchain_counter(counter: tk.TokenCounter) -> Callable[[list[lc.BaseMessage
 def _stats(samples: list[int]) -> dict[str, float]:
     ordered = sorted(samples)
     p99 = ordered[max(0, math.ceil(0.99 * len(ordered)) - 1)]  # nearest rank
-    return {"p50_ms": statistics.median(ordered) / 1e6, "p99_ms": p99 / 1e6,
-            "mean_ms": statistics.fmean(ordered) / 1e6, "runs": len(ordered)}
+    return {
+        "p50_ms": statistics.median(ordered) / 1e6,
+        "p99_ms": p99 / 1e6,
+        "mean_ms": statistics.fmean(ordered) / 1e6,
+        "runs": len(ordered),
+    }
 
 
-def _case(messages: list[Message], lc_messages: list[lc.BaseMessage], counter: tk.TokenCounter, budget: int,
-          runs: int, cold: bool) -> dict[str, Any]:
+def _case(
+    messages: list[Message],
+    lc_messages: list[lc.BaseMessage],
+    counter: tk.TokenCounter,
+    budget: int,
+    runs: int,
+    cold: bool,
+) -> dict[str, Any]:
     lc_count, plan = langchain_counter(counter), Budget(window=budget)
     contenders: dict[str, Callable[[], Any]] = {
         "tierwise": lambda: Packer(counter).pack(conversation_layers(messages), plan),
         "trim_messages": lambda: lc.trim_messages(
-            lc_messages, max_tokens=budget, strategy="last", token_counter=lc_count, include_system=True,
-            start_on="human", allow_partial=False),
+            lc_messages,
+            max_tokens=budget,
+            strategy="last",
+            token_counter=lc_count,
+            include_system=True,
+            start_on="human",
+            allow_partial=False,
+        ),
     }
     samples: dict[str, list[int]] = {name: [] for name in contenders}
     results: dict[str, Any] = {}
@@ -199,16 +290,38 @@ def _case(messages: list[Message], lc_messages: list[lc.BaseMessage], counter: t
 
 
 _NOTE = "ratio = trim_messages / tierwise, same percentile (above 1: tierwise is faster)"
-_HEADERS = ["messages", "budget", "mode", "runs", "tierwise p50 ms", "tierwise p99 ms", "trim p50 ms",
-            "trim p99 ms", "ratio p50", "ratio p99", "tokens tw / trim", "msgs tw / trim"]
+_HEADERS = [
+    "messages",
+    "budget",
+    "mode",
+    "runs",
+    "tierwise p50 ms",
+    "tierwise p99 ms",
+    "trim p50 ms",
+    "trim p99 ms",
+    "ratio p50",
+    "ratio p99",
+    "tokens tw / trim",
+    "msgs tw / trim",
+]
 
 
 def _cells(row: dict[str, Any]) -> list[str]:
     tw, tm = row["tierwise"], row["trim_messages"]
-    return [f"{row['messages']:,}", f"{row['budget']:,}", row["mode"], str(tw["runs"]),
-            f"{tw['p50_ms']:.3f}", f"{tw['p99_ms']:.3f}", f"{tm['p50_ms']:.3f}", f"{tm['p99_ms']:.3f}",
-            f"{row['ratio_p50']:.2f}×", f"{row['ratio_p99']:.2f}×", f"{tw['tokens']:,} / {tm['tokens']:,}",
-            f"{tw['messages']:,} / {tm['messages']:,}"]
+    return [
+        f"{row['messages']:,}",
+        f"{row['budget']:,}",
+        row["mode"],
+        str(tw["runs"]),
+        f"{tw['p50_ms']:.3f}",
+        f"{tw['p99_ms']:.3f}",
+        f"{tm['p50_ms']:.3f}",
+        f"{tm['p99_ms']:.3f}",
+        f"{row['ratio_p50']:.2f}×",
+        f"{row['ratio_p99']:.2f}×",
+        f"{tw['tokens']:,} / {tm['tokens']:,}",
+        f"{tw['messages']:,} / {tm['messages']:,}",
+    ]
 
 
 def _markdown(rows: list[dict[str, Any]], machine: str) -> str:
@@ -234,8 +347,10 @@ def run_pack_benchmark(
     """
     counter = tk.TokenCounter(encoding)
     lc_version = version("langchain-core")
-    machine = (f"python {platform.python_version()} · {platform.platform()} · {os.cpu_count()} CPUs · "
-               f"langchain-core {lc_version} · encoding {encoding}")
+    machine = (
+        f"python {platform.python_version()} · {platform.platform()} · {os.cpu_count()} CPUs · "
+        f"langchain-core {lc_version} · encoding {encoding}"
+    )
     console = Console()
     console.print(machine)
     rows: list[dict[str, Any]] = []
@@ -247,8 +362,14 @@ def run_pack_benchmark(
             if langchain_counter(counter)(lc_messages) != full:
                 raise AssertionError(f"langchain counter disagrees with tierwise ({size} messages)")
             for mode, runs in (("warm", repeat), ("cold", max(5, repeat // 20))):
-                row = {"size": size, "messages": len(messages), "history_tokens": full, "budget": budget,
-                       "mode": mode, **_case(messages, lc_messages, counter, budget, runs, mode == "cold")}
+                row = {
+                    "size": size,
+                    "messages": len(messages),
+                    "history_tokens": full,
+                    "budget": budget,
+                    "mode": mode,
+                    **_case(messages, lc_messages, counter, budget, runs, mode == "cold"),
+                }
                 rows.append(row)
     table = Table(title="tierwise pack vs langchain-core trim_messages (ms)", title_justify="left")
     for header in _HEADERS:
@@ -259,10 +380,16 @@ def run_pack_benchmark(
     console.print(_NOTE)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        body = {"generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "python": platform.python_version(), "platform": platform.platform(),
-                "cpu_count": os.cpu_count(), "langchain_core": lc_version, "encoding": encoding,
-                "repeat": repeat, "results": rows}
+        body = {
+            "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "langchain_core": lc_version,
+            "encoding": encoding,
+            "repeat": repeat,
+            "results": rows,
+        }
         out.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
         out.with_suffix(".md").write_text(_markdown(rows, machine), encoding="utf-8")
     return rows

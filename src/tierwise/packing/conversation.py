@@ -206,6 +206,8 @@ def conversation_layers(
         layers.append(ContextLayer("tools", "tools", tools))
     rest = messages[start:]
     last_user = max((i for i, m in enumerate(rest) if m.get("role") == "user"), default=None)
+    history: Sequence[Message]
+    current: Sequence[Message]
     if last_user is None:
         history, current = rest, []
     else:

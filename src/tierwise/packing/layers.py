@@ -203,7 +203,7 @@ def truncate_text(
     marker: str = TRUNCATION_MARKER,
     force: bool = False,
 ) -> str | None:
-    """Cut ``text`` to at most ``max_tokens`` tokens, marker included, at a clean boundary.
+    r"""Cut ``text`` to at most ``max_tokens`` tokens, marker included, at a clean boundary.
 
     The cut falls at the end of a sentence if that keeps at least half of what fits (and at least
     ``min_tokens``), else at the end of a word, else between tokens (text with no spaces, such as
@@ -214,8 +214,8 @@ def truncate_text(
 
     Example:
         >>> from tierwise.tokens import get_counter
-        >>> truncate_text("One. Two. Three.", 4, get_counter(), min_tokens=1)
-        'One.\\n[… truncated]'
+        >>> truncate_text("One. Two. Three. Four. Five. Six.", 8, get_counter(), min_tokens=1)
+        'One. Two.\n[… truncated]'
     """
     if counter.count(text) <= max_tokens:
         return text

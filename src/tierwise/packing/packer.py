@@ -35,7 +35,7 @@ from tierwise.budget import Budget, PruningBand
 from tierwise.errors import BudgetError, InputError
 from tierwise.packing.conversation import group_messages
 from tierwise.packing.layers import KIND_ORDER, TRUNCATION_MARKER, ContextLayer, truncate_text
-from tierwise.packing.report import LayerReport, Pack, PackReport
+from tierwise.packing.report import LayerReport, LayerStatus, Pack, PackReport
 from tierwise.tokens import REPLY_PRIMING, TOKENS_PER_MESSAGE, TokenCounter, get_counter
 
 __all__ = ["POLICY", "Packer", "pack"]
@@ -48,25 +48,25 @@ class _Candidate:
     """Mutable packing state of one layer."""
 
     __slots__ = (
-        "layer",
-        "form",
-        "key",
-        "tokens_full",
-        "groups",
-        "group_costs",
-        "orphans",
-        "messages_full",
-        "text",
-        "first_group",
-        "cost",
-        "status",
-        "reason",
-        "notes",
-        "cut_by_allocation",
-        "kept",
-        "source",
-        "whole",
         "band_reason",
+        "cost",
+        "cut_by_allocation",
+        "first_group",
+        "form",
+        "group_costs",
+        "groups",
+        "kept",
+        "key",
+        "layer",
+        "messages_full",
+        "notes",
+        "orphans",
+        "reason",
+        "source",
+        "status",
+        "text",
+        "tokens_full",
+        "whole",
     )
 
     def __init__(self, layer: ContextLayer, key: tuple[Any, ...], counter: TokenCounter) -> None:
@@ -203,7 +203,7 @@ class Packer:
         >>> layers = [ContextLayer("system", "system", "You are terse."),
         ...           ContextLayer("input", "input", [{"role": "user", "content": "Hi"}])]
         >>> Packer().pack(layers, Budget(window=100)).report.total_tokens
-        19
+        16
     """
 
     counter: TokenCounter | None = None
@@ -414,7 +414,7 @@ def _apply_band(order: list[_Candidate], band: PruningBand, budget: Budget, coun
 
 
 def _render(cands: Sequence[_Candidate]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    kept = sorted((c for c in cands if c.kept), key=lambda c: (_KIND_RANK.get(c.layer.kind, 99),) + c.key)
+    kept = sorted((c for c in cands if c.kept), key=lambda c: (_KIND_RANK.get(c.layer.kind, 99), *c.key))
     sections = [c.layer.render(c.text) for c in kept if c.form == "text"]
     messages: list[dict[str, Any]] = []
     if sections:
@@ -426,6 +426,12 @@ def _render(cands: Sequence[_Candidate]) -> tuple[list[dict[str, Any]], list[dic
         elif c.form == "tools":
             tools.extend(dict(t) for t in c.layer.content)  # type: ignore[arg-type]
     return messages, tools
+
+
+def _status(c: _Candidate) -> LayerStatus:
+    if not c.kept:
+        return "dropped"
+    return "truncated" if c.status == "truncated" else "kept"
 
 
 def canonical_json(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> bytes:
@@ -461,7 +467,7 @@ def _finish(
                 truncatable=c.layer.truncatable,
                 tokens_full=c.tokens_full,
                 tokens=c.cost,
-                status="dropped" if not c.kept else c.status,
+                status=_status(c),
                 reason=c.reason,
                 notes=tuple(c.notes),
                 messages_full=c.messages_full,
