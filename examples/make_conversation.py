@@ -860,9 +860,9 @@ NOTES: dict[str, dict[str, Any]] = {
         "tags": ["offsite", "venue"],
         "created_at": "2026-10-02T14:20:00Z",
         "project_name": "Team offsite",
-        "content": "Wildflower Farm Retreat: 16 rooms, meeting barn, catering included, $6,900 for 14 people "
-        "(1 night, 2 days). Deposit $2,400, due Oct 16 to hold Nov 5-6. Catskill Lodge: $5,600 + catering "
-        "(~$1,900), 2h from the city, hold expires Oct 14.",
+        "content": "Wildflower Farm Retreat: $6,900 for 14 incl. catering; deposit $2,400 due Oct 16 to hold "
+        "Nov 5-6. Catskill Lodge: $5,600 + catering (~$1,900), hold expires Oct 14. Wildflower has a meeting "
+        "barn and 16 rooms; Catskill is 2h from the city.",
     },
     "note_off_055": {
         "id": "note_off_055",
