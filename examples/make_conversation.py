@@ -123,7 +123,11 @@ _TOOL_SPECS: list[tuple[str, str, dict[str, Any]]] = [
                     "default": False,
                     "description": "Include abbreviated task list",
                 },
-                "include_phases": {"type": "boolean", "default": True, "description": "Include project phases"},
+                "include_phases": {
+                    "type": "boolean",
+                    "default": True,
+                    "description": "Include project phases",
+                },
                 "include_notes": {
                     "type": "boolean",
                     "default": False,
@@ -294,7 +298,8 @@ PROJECTS: dict[str, dict[str, Any]] = {
         "search indexing and the SDK quickstarts are left. The pricing page is blocked on legal review of "
         "the tier wording (Dana Whitfield). Support readiness review with Priya Nair on Oct 16. Beta "
         "webinar on Oct 22; the deck is not started.\n\n## Risks\n- Legal sign-off after Oct 20 pushes the "
-        "pricing page and the launch email.\n- Docs search not indexed; Algolia crawler needs the prod domain.",
+        "pricing page and the launch email.\n- Docs search not indexed; Algolia crawler needs the prod "
+        "domain.",
         "task_count": 34,
         "active_task_count": 7,
         "completed_task_count": 19,
@@ -464,7 +469,8 @@ TASKS: dict[str, dict[str, Any]] = {
             "2026-10-12",
             240,
             "Ship the public docs portal for API v2: interactive examples, authentication guide, and "
-            "quickstarts for the Python, JavaScript and Go SDKs. Must be live before the Oct 22 beta webinar.",
+            "quickstarts for the Python, JavaScript and Go SDKs. Must be live before the Oct 22 beta "
+            "webinar.",
             "Stack: Next.js + MDX, Shiki highlighting, OpenAPI 3.1 reference generated from the spec, "
             "Algolia DocSearch. Open items: search indexing needs the prod domain (docs.atlas.example), the "
             "Go quickstart is unreviewed, and the rate-limit page still shows v1 numbers (600/min, now "
@@ -477,7 +483,9 @@ TASKS: dict[str, dict[str, Any]] = {
                 {"id": "sub_q4_101e", "title": "Fix rate-limit page for v2 limits", "status": "backlog"},
                 {"id": "sub_q4_101f", "title": "Point Algolia crawler at prod domain", "status": "blocked"},
             ],
-            dependencies=[{"id": "task_q4_093", "title": "Move docs to prod domain", "status": "in_progress"}],
+            dependencies=[
+                {"id": "task_q4_093", "title": "Move docs to prod domain", "status": "in_progress"}
+            ],
         ),
         _task(
             "task_q4_104",
@@ -493,7 +501,9 @@ TASKS: dict[str, dict[str, Any]] = {
             "Blocked by legal review (Dana Whitfield). Design is approved and built behind the flag "
             "pricing_insights_v1. Once legal signs off: update copy, flip the flag, tell Marketing (Lena) so "
             "the launch email can link to it.",
-            dependencies=[{"id": "task_q4_099", "title": "Legal review of tier wording", "status": "in_progress"}],
+            dependencies=[
+                {"id": "task_q4_099", "title": "Legal review of tier wording", "status": "in_progress"}
+            ],
         ),
         _task(
             "task_q4_107",
@@ -640,7 +650,8 @@ TASKS: dict[str, dict[str, Any]] = {
             "high",
             "2026-10-16",
             30,
-            "Decide between Wildflower Farm Retreat and Catskill Lodge, then pay the deposit to hold Nov 5-6.",
+            "Decide between Wildflower Farm Retreat and Catskill Lodge, then pay the deposit to hold Nov "
+            "5-6.",
         ),
         _task(
             "task_off_405",
@@ -696,7 +707,8 @@ TASKS.update(
             "2026-10-16",
             60,
             "Quartz (Stoneworks, $6,480) vs walnut butcher block (Hearth & Grain, $4,150, no undermount on "
-            "island). See note_kr_031. Decide by Fri Oct 16 so templating follows the Oct 27 cabinet install.",
+            "island). See note_kr_031. Decide by Fri Oct 16 so templating follows the Oct 27 cabinet "
+            "install.",
         ),
     ]
 )
@@ -736,7 +748,8 @@ def task_list(ids: list[str], total: int | None = None) -> dict[str, Any]:
         "tasks": [abbreviated(i) for i in ids],
         "total": total,
         "has_more": total > len(ids),
-        "message": f"Showing {len(ids)} of {total} tasks. Use get_task_details(task_id) for full information.",
+        "message": f"Showing {len(ids)} of {total} tasks. Use get_task_details(task_id) for full "
+        "information.",
     }
 
 
@@ -748,16 +761,31 @@ def task_detail(task_id: str, include_project_context: bool = False) -> dict[str
     t["project"] = {"id": p["id"], "name": p["name"], "status": p["status"]}
     t["created_at"], t["updated_at"] = created, updated
     t["project_context"] = (
-        {"context": p["context"], "executive_summary": p["executive_summary"]} if include_project_context else None
+        {"context": p["context"], "executive_summary": p["executive_summary"]}
+        if include_project_context
+        else None
     )
     t["_complete"] = True
-    return {"task": t, "message": "Complete task details loaded including full descriptions and relationships."}
+    return {
+        "task": t,
+        "message": "Complete task details loaded including full descriptions and relationships.",
+    }
 
 
 def project_abbreviated(project_id: str) -> dict[str, Any]:
     """Return the search_projects (abbreviated) view of a project."""
     p = PROJECTS[project_id]
-    keys = ("id", "name", "slug", "status", "start_date", "end_date", "description", "executive_summary", "tags")
+    keys = (
+        "id",
+        "name",
+        "slug",
+        "status",
+        "start_date",
+        "end_date",
+        "description",
+        "executive_summary",
+        "tags",
+    )
     out = {k: p[k] for k in keys}
     out["context_preview"] = preview(p["context"], 500)
     for k in (
@@ -838,7 +866,8 @@ NOTES: dict[str, dict[str, Any]] = {
         "disagreements were resolved. The current 'substantial agreement' sentence is not enough; she "
         "wants a table.\n- Say why the 40-excerpt sample is representative (stratified by team size?).\n\n"
         "Sampling (3.1)\n- Fine. Add the recruitment timeline and the 3 people who dropped out.\n\nPilot "
-        "study (3.4)\n- Cut it down to one page or move it to an appendix; it distracts from the main study.\n\n"
+        "study (3.4)\n- Cut it down to one page or move it to an appendix; it distracts from the main "
+        "study.\n\n"
         "Writing\n- Too many forward references to chapter 5.\n- Use 'decision record', not 'ADR', outside "
         "the software-team context.\n\nFor Oct 15: bring the rewritten 3.2 and the kappa table. She will "
         "read 3.2 before the meeting if it arrives by Wednesday evening.",
@@ -903,7 +932,10 @@ def note_hits(ids: list[str], total: int | None = None) -> dict[str, Any]:
 
 def note_detail(note_id: str) -> dict[str, Any]:
     """Return a get_note_details result (complete note)."""
-    return {"note": dict(NOTES[note_id], updated_at=NOTES[note_id]["created_at"]), "message": "Complete note loaded."}
+    return {
+        "note": dict(NOTES[note_id], updated_at=NOTES[note_id]["created_at"]),
+        "message": "Complete note loaded.",
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -948,7 +980,16 @@ class Conversation:
 def created(task_id: str) -> dict[str, Any]:
     """Return a create_task result for one of the tasks in :data:`CREATED`."""
     t = TASKS[task_id]
-    keys = ("id", "title", "status", "priority", "project_id", "project_name", "start_date", "duration_minutes")
+    keys = (
+        "id",
+        "title",
+        "status",
+        "priority",
+        "project_id",
+        "project_name",
+        "start_date",
+        "duration_minutes",
+    )
     task = {k: t[k] for k in keys}
     task["task_type"] = t["task_type"]
     task["created_at"] = CREATED[task_id]
@@ -1017,7 +1058,9 @@ def build() -> dict[str, Any]:
     )
 
     c.user("Show me the docs portal breakdown. What's actually left?")
-    c.calls(("get_task_details", {"task_id": "task_q4_101", "include_subtasks": True}, task_detail("task_q4_101")))
+    c.calls(
+        ("get_task_details", {"task_id": "task_q4_101", "include_subtasks": True}, task_detail("task_q4_101"))
+    )
     c.assistant(
         "Docs portal: 3 of 6 subtasks done. Left:\n\n"
         "- **SDK quickstarts** (in progress): the Go quickstart still needs Tom's review.\n"
@@ -1046,9 +1089,10 @@ def build() -> dict[str, Any]:
     )
     c.assistant(
         "Two matches:\n\n"
-        "- **Legal sync - Insights pricing tiers (Oct 8)** `note_q4_017`: Dana's list of asks before sign-off.\n"
+        "- **Legal sync - Insights pricing tiers (Oct 8)** `note_q4_017`: Dana's list of asks before "
+        "sign-off.\n"
         "- **Pricing FAQ draft** `note_q4_021`: short FAQ, not legal feedback.\n\n"
-        "The first one is the one you want; its preview stops at her list. Open it?"
+        "The first one is the one you want; its preview cuts off partway through her list. Open it?"
     )
 
     c.user("Open it.")
@@ -1056,7 +1100,8 @@ def build() -> dict[str, Any]:
     c.assistant(
         "Legal is not done: **the ball is in your court.**\n\n"
         "Dana's four asks:\n"
-        "- Pro tier: replace 'unlimited reports' with 'up to 500 reports/month' + fair-use clause (ToS 7.3).\n"
+        "- Pro tier: replace 'unlimited reports' with 'up to 500 reports/month' + fair-use clause (ToS "
+        "7.3).\n"
         "- Overage table for every tier ($0.04 Team, $0.03 Pro, contract for Enterprise).\n"
         "- SOC 2 badge under Enterprise only, until January.\n"
         "- 'Save 2 months', not '17% off'.\n\n"
@@ -1091,7 +1136,14 @@ def build() -> dict[str, Any]:
                     "tasks": [
                         {
                             k: abbreviated(t)[k]
-                            for k in ("id", "title", "status", "priority", "start_date", "description_preview")
+                            for k in (
+                                "id",
+                                "title",
+                                "status",
+                                "priority",
+                                "start_date",
+                                "description_preview",
+                            )
                         }
                         for t in ("task_kr_305", "task_kr_310", "task_kr_311", "task_kr_306")
                     ],
@@ -1119,7 +1171,8 @@ def build() -> dict[str, Any]:
     )
 
     c.user(
-        "ok so, brain dump, bear with me. Luis said the electrician opened the wall behind where the old sink "
+        "ok so, brain dump, bear with me. Luis said the electrician opened the wall behind where the old "
+        "sink "
         "was and there's knob and tube wiring back there, which apparently has to go, and they want to add a "
         "dedicated circuit for the island while they're at it, so there's a change order, I think he said "
         "around $1,850? He needs a yes by tomorrow or the inspection on Thursday gets pushed and then "
@@ -1130,7 +1183,8 @@ def build() -> dict[str, Any]:
         "10 days before templating that means I have to decide like... now? this week? Separately: thesis "
         "meeting with Okafor is Thursday at 2 and I haven't touched the methods rewrite since Sunday, I need "
         "a real block of time for that, not 20 minutes between calls. And I think I need to re-run the kappa "
-        "thing with Wen's codes. Offsite: did I ever book the venue?? I feel like the deposit is due soon and "
+        "thing with Wen's codes. Offsite: did I ever book the venue?? I feel like the deposit is due soon "
+        "and "
         "I don't even know if I have a task for it. Jonah asked if the dietary form went out. It did not. "
         "Launch stuff I think we covered, except Priya wants the FAQ before Friday. Oh and my sister's "
         "birthday is Sunday, need to get a gift, but that's not really a project thing. Sorry. Help."
@@ -1153,12 +1207,14 @@ def build() -> dict[str, Any]:
         "**Kitchen** (most urgent)\n"
         "- Electrical change order, ~$1,850: **decide by tomorrow**, or Thursday's inspection slips. It fits "
         "the $3,450 contingency (leaves ~$1,600).\n"
-        "- Countertop: found the quotes in `note_kr_031`. Quartz (Stoneworks) $6,480; walnut (Hearth & Grain) "
+        "- Countertop: found the quotes in `note_kr_031`. Quartz (Stoneworks) $6,480; walnut (Hearth & "
+        "Grain) "
         "$4,150, 3-week lead time, re-oil every few months, **no undermount sink on the island**. With "
         "cabinets on Oct 27, deciding by **Fri Oct 16** keeps templating on schedule.\n\n"
         "**Thesis**\n"
         "- Methods rewrite needs a real 2-hour block before Thursday 14:00.\n"
-        "- Re-run kappa with Wen's codes: already a task (`task_th_205`, tomorrow).\n\n"
+        "- Re-run kappa with Wen's codes: likely already on your chapter 3 list; I'll check when we plan "
+        "it.\n\n"
         "**Offsite**\n"
         "- Venue: **not booked**. `task_off_403` Book venue is due **Fri Oct 16** (deposit).\n"
         "- Dietary form `task_off_405` was due Oct 10: overdue; Jonah is asking.\n\n"
@@ -1201,7 +1257,9 @@ def build() -> dict[str, Any]:
         "The outline email is 20 minutes and overdue; worth sending today."
     )
 
-    c.user("What did Okafor actually say about the methods section last time? I want to get the rewrite right.")
+    c.user(
+        "What did Okafor actually say about the methods section last time? I want to get the rewrite right."
+    )
     c.calls(
         (
             "search_notes",
@@ -1235,7 +1293,7 @@ def build() -> dict[str, Any]:
         (
             "find_available_slots",
             {
-                "timeMin": "2026-10-13T13:00:00-04:00",
+                "timeMin": "2026-10-13T10:45:00-04:00",
                 "timeMax": "2026-10-14T18:00:00-04:00",
                 "duration_minutes": 120,
                 "preferred_hours": [9, 10, 11, 14, 15, 16],
@@ -1262,13 +1320,16 @@ def build() -> dict[str, Any]:
                     },
                 ],
                 "busy": [
-                    {"start": "2026-10-13T13:00:00-04:00", "end": "2026-10-13T13:30:00-04:00"},
+                    {"start": "2026-10-13T11:30:00-04:00", "end": "2026-10-13T13:30:00-04:00"},
                     {"start": "2026-10-13T15:00:00-04:00", "end": "2026-10-13T15:30:00-04:00"},
                     {"start": "2026-10-14T11:00:00-04:00", "end": "2026-10-14T12:00:00-04:00"},
                     {"start": "2026-10-14T13:00:00-04:00", "end": "2026-10-14T14:30:00-04:00"},
                 ],
                 "total_slots": 3,
-                "time_range": {"timeMin": "2026-10-13T13:00:00-04:00", "timeMax": "2026-10-14T18:00:00-04:00"},
+                "time_range": {
+                    "timeMin": "2026-10-13T10:45:00-04:00",
+                    "timeMax": "2026-10-14T18:00:00-04:00",
+                },
                 "message": "Found 3 available 120-minute slots.",
             },
         ),
@@ -1325,7 +1386,10 @@ def build() -> dict[str, Any]:
         "dietary form `task_off_405` can go out the same day."
     )
 
-    c.user("Wildflower, obviously. I'll pay the deposit Thursday. Jonah can send the dietary form, I'll ping him.")
+    c.user(
+        "Wildflower, obviously. I'll pay the deposit Thursday. Jonah can send the dietary form, I'll ping "
+        "him."
+    )
     c.assistant(
         "Makes sense.\n\n"
         "- Venue: Wildflower; deposit Thursday, one day before the Oct 16 deadline (`task_off_403`).\n"
@@ -1339,7 +1403,12 @@ def build() -> dict[str, Any]:
     c.calls(
         (
             "list_tasks",
-            {"status": ["backlog", "in_progress", "blocked"], "has_date": True, "sort_by": "start_date", "limit": 5},
+            {
+                "status": ["backlog", "in_progress", "blocked"],
+                "has_date": True,
+                "sort_by": "start_date",
+                "limit": 5,
+            },
             task_list(
                 [
                     "task_q4_104",

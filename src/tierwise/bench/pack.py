@@ -325,7 +325,8 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
 
 def _markdown(rows: list[dict[str, Any]], machine: str) -> str:
-    lines = ["| " + " | ".join(cells) + " |" for cells in [_HEADERS, ["---:"] * len(_HEADERS)]]
+    align = [":---" if h == "mode" else "---:" for h in _HEADERS]
+    lines = ["| " + " | ".join(cells) + " |" for cells in [_HEADERS, align]]
     lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
     return f"{machine}\n\n" + "\n".join(lines) + f"\n\n{_NOTE}.\n"
 
