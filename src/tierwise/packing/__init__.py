@@ -1,11 +1,7 @@
 """Packing: context layers in, a budgeted, checksummed pack out."""
 
-from tierwise.packing.conversation import (
-    Conversation,
-    conversation_layers,
-    group_messages,
-    parse_conversation,
-)
+from tierwise.packing.conversation import Conversation, conversation_layers, parse_conversation
+from tierwise.packing.groups import MessageGroups, group_messages
 from tierwise.packing.layers import DEFAULT_PRIORITY, KIND_ORDER, ContextLayer, truncate_text
 from tierwise.packing.packer import POLICY, Packer, canonical_json, pack
 from tierwise.packing.report import LayerReport, Pack, PackReport
@@ -17,6 +13,7 @@ __all__ = [
     "ContextLayer",
     "Conversation",
     "LayerReport",
+    "MessageGroups",
     "Pack",
     "PackReport",
     "Packer",

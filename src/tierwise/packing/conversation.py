@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tierwise.errors import InputError
 from tierwise.packing.layers import ContextLayer
 
-__all__ = ["Conversation", "conversation_layers", "group_messages", "parse_conversation"]
+__all__ = ["Conversation", "conversation_layers", "parse_conversation"]
 
 Message = Mapping[str, Any]
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -135,49 +135,6 @@ def parse_conversation(data: Any) -> Conversation:
         raise InputError(f"{where}: {msg}{more}" if where else f"{msg}{more}") from None
 
 
-def group_messages(messages: Sequence[Message]) -> tuple[list[tuple[int, int]], list[int]]:
-    """Split ``messages`` into atomic groups ``[start, end)`` and the indices of orphans.
-
-    Example:
-        >>> msgs = [{"role": "user", "content": "hi"},
-        ...         {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f"}}]},
-        ...         {"role": "tool", "tool_call_id": "a", "content": "ok"},
-        ...         {"role": "tool", "tool_call_id": "zz", "content": "stray"}]
-        >>> group_messages(msgs)
-        ([(0, 1), (1, 3)], [3])
-    """
-    groups: list[tuple[int, int]] = []
-    orphans: list[int] = []
-    i, n = 0, len(messages)
-    while i < n:
-        message = messages[i]
-        role = message.get("role")
-        calls = message.get("tool_calls") if role == "assistant" else None
-        if calls:
-            wanted = {call.get("id") for call in calls}
-            answered: set[Any] = set()
-            j = i + 1
-            while j < n:
-                nxt = messages[j]
-                call_id = nxt.get("tool_call_id")
-                if nxt.get("role") != "tool" or call_id not in wanted or call_id in answered:
-                    break
-                answered.add(call_id)
-                j += 1
-            if answered == wanted and len(wanted) == len(calls):
-                groups.append((i, j))
-            else:
-                orphans.extend(range(i, j))
-            i = j
-        elif role == "tool":
-            orphans.append(i)
-            i += 1
-        else:
-            groups.append((i, i + 1))
-            i += 1
-    return groups, orphans
-
-
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -205,7 +162,7 @@ def conversation_layers(
     if tools:
         layers.append(ContextLayer("tools", "tools", tools))
     rest = messages[start:]
-    last_user = max((i for i, m in enumerate(rest) if m.get("role") == "user"), default=None)
+    last_user = next((i for i in range(len(rest) - 1, -1, -1) if rest[i].get("role") == "user"), None)
     history: Sequence[Message]
     current: Sequence[Message]
     if last_user is None:

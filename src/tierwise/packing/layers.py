@@ -122,6 +122,8 @@ class ContextLayer:
     truncatable: bool
     title: str | None
     summary: str | None
+    plain: bool  # every item is a plain dict (the packer can pass them on without copying)
+    form: LayerForm  # text, messages, or (kind tools with a sequence) tools
 
     def __init__(
         self,
@@ -143,9 +145,17 @@ class ContextLayer:
             if isinstance(content, Mapping):
                 raise InputError(f"layer {id!r}: give messages as a list, not a single message")
             content = tuple(content)
+            plain = True
             for item in content:
-                if not isinstance(item, Mapping):
-                    raise InputError(f"layer {id!r}: every message must be an object")
+                if item.__class__ is not dict:
+                    plain = False
+                    if not isinstance(item, Mapping):
+                        raise InputError(f"layer {id!r}: every message must be an object")
+            object.__setattr__(self, "plain", plain)
+            object.__setattr__(self, "form", "tools" if kind == "tools" else "messages")
+        else:
+            object.__setattr__(self, "plain", True)
+            object.__setattr__(self, "form", "text")
         default_guaranteed = kind in _GUARANTEED
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "kind", kind)
@@ -159,13 +169,6 @@ class ContextLayer:
         )
         object.__setattr__(self, "title", title)
         object.__setattr__(self, "summary", summary)
-
-    @property
-    def form(self) -> LayerForm:
-        """``text``, ``messages`` or ``tools`` (kind ``tools`` with a sequence)."""
-        if isinstance(self.content, str):
-            return "text"
-        return "tools" if self.kind == "tools" else "messages"
 
     @property
     def heading(self) -> str:

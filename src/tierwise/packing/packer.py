@@ -31,9 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from tierwise.budget import Budget, PruningBand
 from tierwise.errors import BudgetError, InputError
-from tierwise.packing.conversation import group_messages
+from tierwise.packing.groups import MessageGroups
 from tierwise.packing.layers import KIND_ORDER, TRUNCATION_MARKER, ContextLayer, truncate_text
 from tierwise.packing.report import LayerReport, LayerStatus, Pack, PackReport
 from tierwise.tokens import REPLY_PRIMING, TOKENS_PER_MESSAGE, TokenCounter, get_counter
@@ -51,18 +53,17 @@ class _Candidate:
         "band_reason",
         "cost",
         "cut_by_allocation",
-        "first_group",
+        "floor",
         "form",
-        "group_costs",
         "groups",
         "kept",
         "key",
         "layer",
         "messages_full",
         "notes",
-        "orphans",
         "reason",
         "source",
+        "start",
         "status",
         "text",
         "tokens_full",
@@ -74,31 +75,29 @@ class _Candidate:
         self.form = layer.form
         self.key = key
         self.notes: list[str] = []
-        self.groups: list[tuple[int, int]] = []
-        self.group_costs: list[int] = []
-        self.orphans: list[int] = []
+        self.groups: MessageGroups | None = None
         self.messages_full = 0
         self.text: str | None = None
         self.source = ""  # text the layer is packed from (a band may swap in its summary)
         self.band_reason: str | None = None
-        self.first_group = 0
+        self.start = 0  # messages: index of the oldest message kept
+        self.floor = 0  # messages: the band allows nothing older than this index
         content = layer.content
         if self.form == "text":
             assert isinstance(content, str)
             self.source = content
-            self.tokens_full = counter.count(layer.render())
+            self.tokens_full = self.whole = counter.count(layer.render())
         elif self.form == "tools":
-            self.tokens_full = counter.count_tools(content)  # type: ignore[arg-type]
+            self.tokens_full = self.whole = counter.count_tools(content)  # type: ignore[arg-type]
         else:
             assert not isinstance(content, str)
             self.messages_full = len(content)
-            costs = [counter.count_message(m) for m in content]
-            self.tokens_full = sum(costs)
-            self.groups, self.orphans = group_messages(content)
-            self.group_costs = [sum(costs[a:b]) for a, b in self.groups]
-            if self.orphans:
+            groups = self.groups = MessageGroups(content, counter.message_costs(content))
+            self.tokens_full = groups.total
+            self.whole = groups.whole_cost  # the layer sent whole, orphans left out
+            if groups.orphans:
                 self.notes.append(
-                    f"{len(self.orphans)} unpaired tool call/result message(s) left out: "
+                    f"{len(groups.orphans)} unpaired tool call/result message(s) left out: "
                     "providers reject a call without its result and a result without its call"
                 )
         self.cost = 0
@@ -106,22 +105,19 @@ class _Candidate:
         self.reason: str | None = None
         self.cut_by_allocation = False
         self.kept = False
-        self.whole = self.tokens_full
 
     # -- sizes -----------------------------------------------------------------------------------
 
     def whole_cost(self) -> int:
-        if self.form == "messages":
-            return sum(self.group_costs)
         return self.whole
 
     def min_cost(self, budget: Budget, counter: TokenCounter) -> int:
         """Smallest size this layer may take when guaranteed."""
-        whole = self.whole_cost()
+        whole = self.whole
         if not self.layer.truncatable:
             return whole
-        if self.form == "messages":
-            return self.group_costs[-1] if self.group_costs else 0
+        if self.groups is not None:
+            return self.groups.newest(self.messages_full, stop=self.floor, max_groups=1)[1]
         if self.form == "text":
             heading = counter.count(self.layer.heading) if self.layer.heading else 0
             return min(whole, heading + budget.min_fragment_tokens + counter.count(TRUNCATION_MARKER))
@@ -129,24 +125,23 @@ class _Candidate:
 
     def fit(self, target: int, budget: Budget, counter: TokenCounter) -> bool:
         """Take the largest form of this layer costing at most ``target``; False if none."""
-        whole = self.whole_cost()
+        whole = self.whole
         if whole <= target:
-            self._take_whole(whole)
+            self.start = self.floor
+            self.text = self.source if self.form == "text" else None
+            self.cost, self.status, self.kept = whole, "kept", True
             return True
         if not self.layer.truncatable:
             return False
-        if self.form == "messages":
-            total, first = 0, len(self.groups)
-            for i in range(len(self.groups) - 1, -1, -1):
-                if total + self.group_costs[i] > target:
-                    break
-                total += self.group_costs[i]
-                first = i
-            if first == len(self.groups):
+        if self.groups is not None:
+            end = self.messages_full
+            start, cost = self.groups.newest(end, stop=self.floor, budget=target)
+            if start == end:
                 return False
-            if self.layer.kind == "history":
-                first, total = self._start_on_user(first, total)
-            self.first_group, self.cost, self.status, self.kept = first, total, "truncated", True
+            if self.layer.kind == "history":  # a cut history starts on a user turn
+                start, dropped = self.groups.start_on("user", start, end)
+                cost -= dropped
+            self.start, self.cost, self.status, self.kept = start, cost, "truncated", True
             return True
         if self.form == "text":
             heading_tokens = counter.count(self.layer.heading) if self.layer.heading else 0
@@ -168,30 +163,12 @@ class _Candidate:
             return False
         return False
 
-    def _start_on_user(self, first: int, total: int) -> tuple[int, int]:
-        """Move a cut history forward to its first user message, as a reader would expect."""
-        content = self.layer.content
-        assert not isinstance(content, str)
-        for i in range(first, len(self.groups)):
-            if content[self.groups[i][0]].get("role") == "user":
-                return i, total - sum(self.group_costs[first:i])
-        return first, total
-
-    def _take_whole(self, whole: int) -> None:
-        self.first_group = 0
-        self.text = self.source if self.form == "text" else None
-        self.cost, self.status, self.kept = whole, "kept", True
-
     def drop(self, reason: str) -> None:
         self.cost, self.status, self.reason, self.kept = 0, "dropped", reason, False
 
-    def kept_messages(self) -> list[Mapping[str, Any]]:
-        content = self.layer.content
-        assert not isinstance(content, str)
-        out: list[Mapping[str, Any]] = []
-        for a, b in self.groups[self.first_group :]:
-            out.extend(content[a:b])
-        return out
+    def kept_messages(self) -> Sequence[Mapping[str, Any]]:
+        assert self.groups is not None
+        return self.groups.kept(self.start, self.messages_full)
 
 
 @dataclass
@@ -327,8 +304,7 @@ class Packer:
                 c.reason = c.band_reason if c.reason is None else f"{c.band_reason}; {c.reason}"
 
         # 6. render, count exactly, shrink in drop order if joining sections cost more
-        messages, tools = _render(cands)
-        total = counter.count_messages(messages) + counter.count_tools(tools)
+        messages, tools, total = _render(cands, counter)
         for _ in range(len(order) * 4):
             if total <= available:
                 break
@@ -346,8 +322,7 @@ class Packer:
             excess = total - available
             if not victim.fit(victim.cost - excess, budget, counter):
                 victim.drop("did not fit once sections were joined")
-            messages, tools = _render(cands)
-            total = counter.count_messages(messages) + counter.count_tools(tools)
+            messages, tools, total = _render(cands, counter)
 
         return _finish(cands, order, messages, tools, total, budget, counter, seed_text, band, health)
 
@@ -376,19 +351,14 @@ def _apply_band(order: list[_Candidate], band: PruningBand, budget: Budget, coun
     why = f"pruning band {band.name!r}"
     for c in order:
         kind = c.layer.kind
-        if kind == "history" and c.form == "messages" and band.history_messages is not None:
-            limit, count, first = band.history_messages, 0, len(c.groups)
-            for i in range(len(c.groups) - 1, -1, -1):
-                a, b = c.groups[i]
-                if count + (b - a) > limit:
-                    break
-                count += b - a
-                first = i
-            if first == len(c.groups):
+        if kind == "history" and c.groups is not None and band.history_messages is not None:
+            limit, end = band.history_messages, c.messages_full
+            floor, cost = c.groups.newest(end, max_messages=limit)
+            if floor == end:
                 c.drop(f"{why} keeps no history messages")
-            elif first > 0:
+            elif cost < c.whole:
                 c.band_reason = f"{why} keeps at most {limit} history messages"
-                c.groups, c.group_costs = c.groups[first:], c.group_costs[first:]
+                c.floor, c.whole = floor, cost
         elif kind == "related" and band.related_items is not None and not c.layer.guaranteed:
             related += 1
             if related > band.related_items:
@@ -413,19 +383,42 @@ def _apply_band(order: list[_Candidate], band: PruningBand, budget: Budget, coun
                     c.whole = counter.count(c.layer.render(c.source))
 
 
-def _render(cands: Sequence[_Candidate]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _render(
+    cands: Sequence[_Candidate], counter: TokenCounter
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """The pack's messages and tools, and their exact token count.
+
+    Message counts are additive (each message carries its own framing), so only the joined system
+    message and the tool definitions are counted afresh; the total equals
+    ``counter.count_messages(messages) + counter.count_tools(tools)``.
+    """
     kept = sorted((c for c in cands if c.kept), key=lambda c: (_KIND_RANK.get(c.layer.kind, 99), *c.key))
     sections = [c.layer.render(c.text) for c in kept if c.form == "text"]
     messages: list[dict[str, Any]] = []
+    total = REPLY_PRIMING
     if sections:
-        messages.append({"role": "system", "content": "\n\n".join(sections)})
+        system = {"role": "system", "content": "\n\n".join(sections)}
+        messages.append(system)
+        total += counter.count_message(system)
     tools: list[dict[str, Any]] = []
+    tool_layers = 0
     for c in kept:
         if c.form == "messages":
-            messages.extend(dict(m) for m in c.kept_messages())
+            kept_messages = c.kept_messages()
+            if c.layer.plain:
+                messages.extend(kept_messages)  # type: ignore[arg-type]
+            else:
+                messages.extend(dict(m) for m in kept_messages)
+            total += c.cost
         elif c.form == "tools":
-            tools.extend(dict(t) for t in c.layer.content)  # type: ignore[arg-type]
-    return messages, tools
+            definitions = c.layer.content
+            assert not isinstance(definitions, str)
+            tools.extend(t if t.__class__ is dict else dict(t) for t in definitions)
+            tool_layers += 1
+            total += c.cost
+    if tool_layers > 1:  # definitions share one framing: count them together
+        total += counter.count_tools(tools) - sum(c.cost for c in kept if c.form == "tools")
+    return messages, tools, total
 
 
 def _status(c: _Candidate) -> LayerStatus:
@@ -435,9 +428,18 @@ def _status(c: _Candidate) -> LayerStatus:
 
 
 def canonical_json(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> bytes:
-    """The canonical bytes a pack's checksum is taken over."""
+    """The canonical bytes a pack's checksum is taken over: compact UTF-8 JSON, keys sorted.
+
+    orjson writes it (an order of magnitude faster than the standard library on big packs); values
+    orjson cannot encode (integers beyond 64 bits, non-string keys) fall back to ``json``.
+    """
     body = {"policy": POLICY, "messages": messages, "tools": tools}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        return orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(
+            body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=dict
+        ).encode()
 
 
 def _finish(
@@ -452,12 +454,9 @@ def _finish(
     band: PruningBand | None,
     health: float | None,
 ) -> Pack:
-    checksum = hashlib.sha256(canonical_json(messages, tools)).hexdigest()
     reports = []
     for c in order:
-        kept_messages = (
-            sum(b - a for a, b in c.groups[c.first_group :]) if c.kept and c.form == "messages" else 0
-        )
+        kept_messages = len(c.kept_messages()) if c.kept and c.form == "messages" else 0
         reports.append(
             LayerReport(
                 id=c.layer.id,
@@ -474,10 +473,10 @@ def _finish(
                 messages=kept_messages,
             )
         )
-    everything = REPLY_PRIMING + sum(r.tokens_full for r in reports)
-    if any(c.form == "text" for c in cands):
-        everything += TOKENS_PER_MESSAGE + counter.count("system")
-        everything += counter.count("\n\n") * (sum(1 for c in cands if c.form == "text") - 1)
+    everything = REPLY_PRIMING + sum(c.tokens_full for c in cands)
+    texts = sum(1 for c in cands if c.form == "text")
+    if texts:
+        everything += TOKENS_PER_MESSAGE + counter.count("system") + counter.count("\n\n") * (texts - 1)
     report = PackReport(
         policy=POLICY,
         encoding=counter.encoding_name,
@@ -489,7 +488,7 @@ def _finish(
         seed=seed,
         band=band.name if band else None,
         health=health,
-        checksum=checksum,
+        canonical=lambda: canonical_json(messages, tools),
         layers=tuple(reports),
     )
     return Pack(messages=messages, tools=tools, report=report)

@@ -7,7 +7,9 @@ layer whole.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 __all__ = ["LayerReport", "Pack", "PackReport"]
@@ -15,7 +17,7 @@ __all__ = ["LayerReport", "Pack", "PackReport"]
 LayerStatus = Literal["kept", "truncated", "dropped"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class LayerReport:
     """One layer's fate in a pack.
 
@@ -37,9 +39,11 @@ class LayerReport:
     messages: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PackReport:
     """Totals and per-layer accounting of one pack.
+
+    ``layers`` are listed in fill order; the drop order is its reverse.
 
     Attributes:
         budget: tokens the prompt may use (``window - reserve``).
@@ -55,11 +59,21 @@ class PackReport:
     budget: int
     total_tokens: int
     tokens_all_layers: int
-    checksum: str
     seed: str | None = None
     band: str | None = None
     health: float | None = None
     layers: tuple[LayerReport, ...] = field(default_factory=tuple)
+    canonical: Callable[[], bytes] | None = field(default=None, repr=False, compare=False)
+    _memo: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def checksum(self) -> str:
+        """sha256 of the canonical pack, computed on first use (hashing a big pack is not free)."""
+        digest = self._memo.get("checksum")
+        if digest is None:
+            body = self.canonical() if self.canonical is not None else b""
+            digest = self._memo["checksum"] = hashlib.sha256(body).hexdigest()
+        return digest
 
     @property
     def utilisation(self) -> float:
@@ -90,10 +104,13 @@ class PackReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, derived totals included."""
-        out = asdict(self)
-        out["layers"] = [asdict(r) for r in self.layers]
-        for r in out["layers"]:
-            r["notes"] = list(r["notes"])
+        out: dict[str, Any] = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("canonical", "_memo")
+        }
+        out["checksum"] = self.checksum
+        out["layers"] = [
+            {f.name: getattr(r, f.name) for f in fields(r)} | {"notes": list(r.notes)} for r in self.layers
+        ]
         out["utilisation"] = round(self.utilisation, 4)
         out["tokens_saved"] = self.tokens_saved
         out["dropped"] = self.dropped
@@ -101,7 +118,7 @@ class PackReport:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Pack:
     """The messages and tools to send, and the report on how they were chosen."""
 
