@@ -28,9 +28,10 @@ def test_run_pack_benchmark_writes_results(tmp_path: Path) -> None:
             assert stats["messages"] >= 2
         runs = 3 if row["mode"] == "warm" else 5
         assert row["tierwise"]["runs"] == runs and row["trim_messages"]["runs"] == runs
-        assert row["ratio_p50"] > 0 and row["ratio_p99"] > 0
+        assert row["ratio_trim_messages_p50"] > 0 and row["ratio_trim_batched_p99"] > 0
+        assert row["tierwise_checksum"]["runs"] == runs and row["trim_batched"]["runs"] == runs
     md = out.with_suffix(".md").read_text()
-    assert "tierwise p50 ms" in md and "| 60 | 2,000 | warm |" in md
+    assert "tierwise p50" in md and "| 60 | 2,000 | warm |" in md
 
 
 @pytest.mark.parametrize("size", [2, 4, 6, 7, 8, 9, 10, 11, 60, 100, 1000])

@@ -43,6 +43,12 @@ class MessageGroups:
         self.span_by_end: dict[int, tuple[int, int, bool]] = {}
         self.orphans: list[int] = []
         self._groups: list[tuple[int, int]] | None = None
+        if len(messages) == 1:  # the usual input layer: one user message
+            only = messages[0]
+            if only.get("role") == "tool" or only.get("tool_calls"):
+                self._orphan_run(0, 1)
+            self.orphan_cost = self.total if self.orphans else 0
+            return
         try:
             roles = list(map(_ROLE, messages))
         except KeyError:  # a message without a role: let .get give None

@@ -260,7 +260,7 @@ class Packer:
             frame = (system_frame if text_kept == 0 else separator) if c.form == "text" else 0
             room = available - used - outstanding - frame
             target = room
-            ceiling = budget.ceiling(c.layer.kind)
+            ceiling = budget.ceiling(c.layer.kind) if budget.allocations else None
             if ceiling is not None and c.layer.truncatable and c.form != "tools":
                 share = max(0, ceiling - kind_used.get(c.layer.kind, 0))
                 floor = c.min_cost(budget, counter)
@@ -383,6 +383,10 @@ def _apply_band(order: list[_Candidate], band: PruningBand, budget: Budget, coun
                     c.whole = counter.count(c.layer.render(c.source))
 
 
+def _presentation(c: _Candidate) -> tuple[Any, ...]:
+    return (_KIND_RANK.get(c.layer.kind, len(KIND_ORDER)), *c.key)
+
+
 def _render(
     cands: Sequence[_Candidate], counter: TokenCounter
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
@@ -392,7 +396,8 @@ def _render(
     message and the tool definitions are counted afresh; the total equals
     ``counter.count_messages(messages) + counter.count_tools(tools)``.
     """
-    kept = sorted((c for c in cands if c.kept), key=lambda c: (_KIND_RANK.get(c.layer.kind, 99), *c.key))
+    kept = [c for c in cands if c.kept]
+    kept.sort(key=_presentation)
     sections = [c.layer.render(c.text) for c in kept if c.form == "text"]
     messages: list[dict[str, Any]] = []
     total = REPLY_PRIMING
@@ -419,12 +424,6 @@ def _render(
     if tool_layers > 1:  # definitions share one framing: count them together
         total += counter.count_tools(tools) - sum(c.cost for c in kept if c.form == "tools")
     return messages, tools, total
-
-
-def _status(c: _Candidate) -> LayerStatus:
-    if not c.kept:
-        return "dropped"
-    return "truncated" if c.status == "truncated" else "kept"
 
 
 def canonical_json(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> bytes:
@@ -455,40 +454,47 @@ def _finish(
     health: float | None,
 ) -> Pack:
     reports = []
+    everything = REPLY_PRIMING
+    texts = 0
     for c in order:
-        kept_messages = len(c.kept_messages()) if c.kept and c.form == "messages" else 0
+        layer = c.layer
+        everything += c.tokens_full
+        if c.form == "text":
+            texts += 1
+        if not c.kept:
+            status: LayerStatus = "dropped"
+        else:
+            status = "truncated" if c.status == "truncated" else "kept"
         reports.append(
             LayerReport(
-                id=c.layer.id,
-                kind=c.layer.kind,
-                priority=c.layer.priority,
-                guaranteed=c.layer.guaranteed,
-                truncatable=c.layer.truncatable,
-                tokens_full=c.tokens_full,
-                tokens=c.cost,
-                status=_status(c),
-                reason=c.reason,
-                notes=tuple(c.notes),
-                messages_full=c.messages_full,
-                messages=kept_messages,
+                layer.id,
+                layer.kind,
+                layer.priority,
+                layer.guaranteed,
+                layer.truncatable,
+                c.tokens_full,
+                c.cost,
+                status,
+                c.reason,
+                tuple(c.notes),
+                c.messages_full,
+                len(c.kept_messages()) if c.kept and c.groups is not None else 0,
             )
         )
-    everything = REPLY_PRIMING + sum(c.tokens_full for c in cands)
-    texts = sum(1 for c in cands if c.form == "text")
-    if texts:
+    if texts:  # what one system message holding every text layer would add
         everything += TOKENS_PER_MESSAGE + counter.count("system") + counter.count("\n\n") * (texts - 1)
     report = PackReport(
-        policy=POLICY,
-        encoding=counter.encoding_name,
-        window=budget.window,
-        reserve=budget.reserve,
-        budget=budget.available,
-        total_tokens=total,
-        tokens_all_layers=everything,
-        seed=seed,
-        band=band.name if band else None,
-        health=health,
-        canonical=lambda: canonical_json(messages, tools),
-        layers=tuple(reports),
+        POLICY,
+        counter.encoding_name,
+        budget.window,
+        budget.reserve,
+        budget.window - budget.reserve,
+        total,
+        everything,
+        seed,
+        band.name if band else None,
+        health,
+        tuple(reports),
+        lambda: canonical_json(messages, tools),
     )
-    return Pack(messages=messages, tools=tools, report=report)
+    return Pack(messages, tools, report)
