@@ -399,7 +399,7 @@ def _markdown(rows: list[dict[str, Any]], machine: str) -> str:
     align = [":---" if h == "mode" else "---:" for h in _HEADERS]
     lines = ["| " + " | ".join(cells) + " |" for cells in [_HEADERS, align]]
     lines += ["| " + " | ".join(_cells(r)) + " |" for r in rows]
-    return f"{machine}\n\n" + "\n".join(lines) + f"\n\n{_NOTE}.\n"
+    return f"{machine}\n\n" + "\n".join(lines) + f"\n\n{_NOTE}\n"
 
 
 def run_pack_benchmark(

@@ -56,9 +56,34 @@ class MessageGroups:
         n = len(messages)
         results = list(compress(range(n), map(eq, roles, repeat("tool"))))
         callers = list(compress(range(n), map(contains, messages, repeat("tool_calls"))))
-        if results or callers:
+        if (results or callers) and not self._single_calls(roles, results, callers):
+            self.span_by_end.clear()
             self._scan_traffic(roles, sorted(results + callers))
         self.orphan_cost = sum(self.costs[i] for i in self.orphans)
+
+    def _single_calls(self, roles: list[Any], results: list[int], callers: list[int]) -> bool:
+        """Fast path for the common shape: every call answered right after it, in order.
+
+        Records those groups and returns True; returns False at the first other shape (the general
+        scan then runs instead).
+        """
+        messages, costs, spans = self.messages, self.costs, self.span_by_end
+        pos, total = 0, len(results)
+        for i in callers:
+            calls = messages[i]["tool_calls"]
+            k = len(calls)
+            if roles[i] != "assistant" or not k or pos + k > total or results[pos] != i + 1:
+                return False
+            if k == 1:
+                if calls[0].get("id") != messages[i + 1].get("tool_call_id"):
+                    return False
+            elif results[pos + k - 1] != i + k or [c.get("id") for c in calls] != [
+                messages[j].get("tool_call_id") for j in range(i + 1, i + 1 + k)
+            ]:
+                return False
+            pos += k
+            spans[i + 1 + k] = (i, sum(costs[i : i + 1 + k]), True)
+        return pos == total
 
     def _scan_traffic(self, roles: list[Any], traffic: list[int]) -> None:
         """Find complete tool-call groups and orphans, looking only at calls and results."""
