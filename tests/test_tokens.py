@@ -243,6 +243,19 @@ def test_tool_calls_and_results_are_counted() -> None:
     assert extra >= counter.count("list_tasks") + counter.count('{"project_id": "p1", "limit": 20}')
 
 
+def test_tool_calls_count_without_a_content_key() -> None:
+    counter = TokenCounter()
+    call = {"id": "c1", "type": "function", "function": {"name": "list_tasks", "arguments": '{"limit": 5}'}}
+    message = {"role": "assistant", "tool_calls": [call]}  # no "content" at all
+    expected = (
+        3 + counter.count("assistant") + 8 + counter.count("list_tasks") + counter.count('{"limit": 5}')
+    )
+    assert counter.count_message(message) == expected
+    assert counter.message_costs([message] * 10) == [expected] * 10
+    named = {"role": "user", "name": "maya"}
+    assert counter.count_message(named) == 3 + counter.count("user") + counter.count("maya") + 1
+
+
 TOOL = {
     "type": "function",
     "function": {

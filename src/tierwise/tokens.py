@@ -250,8 +250,6 @@ class TokenCounter:
             n += c if c is not None else self.count(content)
         elif content is not None:
             n += self.count_content(content)
-        if len(message) <= 2:  # just role and content: nothing else to price
-            return n
         name = get("name")
         if name:
             n += self.count(str(name)) + TOKENS_PER_NAME
