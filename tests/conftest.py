@@ -49,3 +49,132 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
             monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("TIERWISE_DATA_DIR", str(tmp_path_factory.mktemp("data")))
     yield
+
+
+# --- the store: SQLite, and a throwaway PostgreSQL server the tests start themselves ----------
+
+
+def _postgres_bindir() -> Path | None:
+    """The directory of ``initdb`` and ``pg_ctl``: ``pg_config --bindir``, else the newest install."""
+    import glob
+    import shutil
+    import subprocess
+
+    candidates: list[Path] = []
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        try:
+            done = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=30)
+            candidates.append(Path(done.stdout.strip()))
+        except (OSError, subprocess.SubprocessError):
+            pass
+    installed = [Path(p) for p in glob.glob("/usr/lib/postgresql/*/bin")]
+    candidates += sorted(
+        installed, key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0, reverse=True
+    )
+    if shutil.which("initdb"):
+        candidates.append(Path(shutil.which("initdb") or "").parent)
+    return next((d for d in candidates if (d / "initdb").is_file() and (d / "pg_ctl").is_file()), None)
+
+
+def _no_postgres(reason: str) -> None:
+    """Skip (no PostgreSQL here); in CI, where PostgreSQL must be tested, fail instead."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI must run the PostgreSQL tests)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgresql_url() -> Iterator[str]:
+    """A PostgreSQL server of its own for this test session, on a free loopback port.
+
+    ``initdb`` runs as the ``postgres`` OS user when we are root (PostgreSQL refuses to run as
+    root), else as ourselves; the server and its directory are gone when the session ends.
+    """
+    import pwd
+    import shutil
+    import subprocess
+    import tempfile
+
+    import psycopg
+
+    bindir = _postgres_bindir()
+    if bindir is None:
+        _no_postgres(
+            "PostgreSQL is not installed (no initdb in `pg_config --bindir` or /usr/lib/postgresql/*/bin)"
+        )
+    assert bindir is not None
+    prefix: list[str] = []
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        try:
+            owner = pwd.getpwnam("postgres")
+        except KeyError:
+            _no_postgres("running as root, PostgreSQL needs the `postgres` OS user, and there is none")
+        runuser = shutil.which("runuser")
+        if runuser is None:
+            _no_postgres("running as root, starting PostgreSQL needs `runuser`, and there is none")
+        prefix = [str(runuser), "-u", "postgres", "--"]
+    root = Path(tempfile.mkdtemp(prefix="tierwise-pg-"))
+    if prefix:
+        os.chown(root, owner.pw_uid, owner.pw_gid)
+    data, log = root / "data", root / "server.log"
+
+    def run(*args: object) -> subprocess.CompletedProcess[str]:
+        command = [*prefix, *(str(a) for a in args)]
+        return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=120)
+
+    started = False
+    try:
+        done = run(
+            bindir / "initdb", "-D", data, "-A", "trust", "-U", "tierwise", "-E", "UTF8", "--locale=C", "-N"
+        )
+        if done.returncode != 0:
+            pytest.fail(f"initdb failed: {done.stderr.strip()}", pytrace=False)
+        for _attempt in range(3):  # a free port can be taken before the server binds it
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            options = f"-k {root} -h 127.0.0.1 -p {port} -F -c full_page_writes=off -c synchronous_commit=off"
+            done = run(bindir / "pg_ctl", "-D", data, "-l", log, "-o", options, "-w", "-t", "60", "start")
+            if done.returncode == 0:
+                started = True
+                break
+        if not started:
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else done.stderr
+            pytest.fail(f"PostgreSQL did not start: {tail.strip()}", pytrace=False)
+        with psycopg.connect(
+            host="127.0.0.1", port=port, user="tierwise", dbname="postgres", autocommit=True
+        ) as conn:
+            conn.execute("CREATE DATABASE tierwise_test")
+        yield f"postgresql+psycopg://tierwise@127.0.0.1:{port}/tierwise_test"
+    finally:
+        if started:
+            run(bindir / "pg_ctl", "-D", data, "-m", "fast", "-w", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database on each backend: a new SQLite file, or the session server's wiped schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'tierwise.db'}"
+    import sqlalchemy as sa
+    from sqlalchemy.pool import NullPool
+
+    url: str = request.getfixturevalue("postgresql_url")
+    engine = sa.create_engine(url, poolclass=NullPool)
+    with engine.begin() as connection:
+        connection.exec_driver_sql("DROP SCHEMA public CASCADE")
+        connection.exec_driver_sql("CREATE SCHEMA public")
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[object]:
+    """A migrated :class:`tierwise.store.Store` on each backend, closed after the test."""
+    from tierwise.store import Store
+
+    opened = Store.open(store_url)
+    yield opened
+    opened.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -139,6 +140,82 @@ def _print_report(result: Pack, source: Path) -> None:
     if report.band:
         console.print(f"pruning band: {report.band} (health {report.health})")
     console.print(f"encoding {report.encoding} · policy {report.policy} · sha256 {report.checksum}")
+
+
+@app.command("replay")
+def replay_command(
+    transcript: Annotated[
+        Path,
+        typer.Argument(
+            metavar="TRANSCRIPT.json",
+            help='{"messages": [...], "tools": [...]}; a message may carry an ISO 8601 "timestamp".',
+        ),
+    ],
+    budget: Annotated[int, typer.Option(help="Total tokens each pack must fit (the model window).")],
+    reserve: Annotated[int, typer.Option(help="Of the budget, tokens kept for the response.")] = 0,
+    encoding: Annotated[str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")] = DEFAULT_ENCODING,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the full report (every pack) as JSON.")
+    ] = False,
+    store: Annotated[
+        bool, typer.Option(help="Also persist every message in the chat store (TIERWISE_DATABASE_URL).")
+    ] = False,
+) -> None:
+    """Feed a conversation turn by turn; report each pack against the full history."""
+    from tierwise.replay import parse_transcript, replay, show_replay
+
+    try:
+        if encoding not in ENCODINGS:
+            raise InputError(
+                f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}"
+            )
+        plan = Budget(window=budget, reserve=reserve)
+        messages, times, tools = parse_transcript(_read_json(transcript))
+        sink = _store_sink(transcript.stem) if store else None
+        quiet = nullcontext(lambda done: None)
+        with quiet if as_json else _progress(len(messages)) as tick:
+            report = replay(
+                messages, times, plan, counter=TokenCounter(encoding), tools=tools, store=sink, progress=tick
+            )
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    except TierwiseError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        json.dump(report.to_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        show_replay(report, Console())
+    if report.lost or not report.all_within_budget:
+        raise typer.Exit(code=1)
+
+
+def _progress(total: int) -> Any:
+    from contextlib import contextmanager
+
+    from rich.progress import Progress
+
+    @contextmanager
+    def bar() -> Any:
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task("replaying", total=total)
+            yield lambda done: progress.update(task, completed=done)
+
+    return bar()
+
+
+def _store_sink(title: str) -> Any:
+    from tierwise.store import Store
+
+    db = Store.open()
+    user = db.create_user("replay")
+    chat = db.create_chat(user.id, title=f"replay of {title}")
+    counter = TokenCounter()
+
+    def add(message: Any, at: Any) -> None:
+        db.add_message(user.id, chat.id, message, token_count=counter.count_message(message), at=at)
+
+    return (add, lambda: len(db.list_messages(user.id, chat.id)))
 
 
 @bench_app.command("pack")

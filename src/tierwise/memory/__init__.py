@@ -1,0 +1,1 @@
+"""Hierarchical conversation memory: turns, segments (header · summary · full), narrative, retrieval."""

@@ -1,0 +1,68 @@
+"""One pack from memory: the caller's system prompt, tools and current input, plus memory's layers.
+
+This is where memory meets the packer: the caller's layers are counted first (they are reserved),
+memory sizes its layers to what is left, and the packer makes the final, checksummed pack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tierwise.budget import Budget, PruningBand
+from tierwise.memory.engine import Form, Memory
+from tierwise.packing.layers import ContextLayer
+from tierwise.packing.packer import Packer
+from tierwise.packing.report import Pack
+from tierwise.tokens import REPLY_PRIMING
+
+__all__ = ["pack_text", "pack_turn"]
+
+
+def pack_turn(
+    memory: Memory,
+    budget: Budget,
+    current: Sequence[Mapping[str, Any]],
+    *,
+    system: str | None = None,
+    tools: Sequence[Mapping[str, Any]] = (),
+    requested: Sequence[tuple[str, Form]] = (),
+    seed: str | int | None = None,
+    band: PruningBand | None = None,
+    health: float | None = None,
+) -> Pack:
+    """Pack ``current`` (the newest user message and the turn in progress) with memory's context.
+
+    ``current`` is not in ``memory``: remember it after the turn (or before, and pass it anyway —
+    memory never repeats the turns it is given here).
+    """
+    counter = memory.counter
+    base: list[ContextLayer] = []
+    if system:
+        base.append(ContextLayer("system", "system", system))
+    if tools:
+        base.append(ContextLayer("tools", "tools", tools))
+    if current:
+        base.append(ContextLayer("input", "input", current))
+    reserved = REPLY_PRIMING + sum(layer.tokens(counter) for layer in base) + (4 if system else 0)
+    query = next(
+        (str(m.get("content") or "") for m in reversed(current) if m.get("role") == "user"),
+        None,
+    )
+    layers = base + memory.layers(query, budget, reserved=reserved, requested=requested)
+    return Packer(counter).pack(layers, budget, seed=seed, band=band, health=health)
+
+
+def pack_text(pack: Pack) -> str:
+    """Every text the pack sends, in order (message contents, then tool definitions as JSON)."""
+    parts: list[str] = []
+    for message in pack.messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+        for call in message.get("tool_calls") or ():
+            fn = call.get("function") or {}
+            parts.append(f"{fn.get('name', '')}({fn.get('arguments', '')})")
+    return "\n".join(parts)

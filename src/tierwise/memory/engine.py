@@ -1,0 +1,371 @@
+"""Memory: everything said, kept as turns, segments and a narrative, turned into layers for a pack.
+
+Per pack (seed 003's policy, configurable in :class:`MemoryPolicy`):
+
+* **narrative** (layer 0, guaranteed): the story so far;
+* **headers** (guaranteed): one line per segment, the oldest collapsed into one line when they do
+  not fit their share;
+* **summaries**: the most recent segments that have left working memory;
+* **history**: working memory, the newest turns in full as chat messages (tool calls with results);
+* **retrieved**: older turns relevant to the current input (BM25, neighbours, entities, recency:
+  :mod:`tierwise.memory.retrieval`), verbatim, in order;
+* **requested**: segments the model asked for by id, as header, summary or full text.
+
+Working memory is kept inside the history budget by :mod:`tierwise.memory.compaction`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from tierwise.budget import Budget
+from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result
+from tierwise.memory.compaction import CompactionEvent, plan_compaction
+from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative
+from tierwise.memory.retrieval import TurnRetriever
+from tierwise.memory.scrub import Scrubber
+from tierwise.memory.segments import Segment, Segmenter, SegmentPolicy, full_text, make_trio
+from tierwise.memory.turns import Turn, render_turn, turn_from_message
+from tierwise.packing.groups import MessageGroups
+from tierwise.packing.layers import ContextLayer
+from tierwise.summarize.base import Summarizer
+from tierwise.tokens import TokenCounter, get_counter
+
+__all__ = ["Form", "Memory", "MemoryPolicy"]
+
+log = logging.getLogger(__name__)
+
+Form = Literal["header", "summary", "full"]
+
+
+@dataclass(frozen=True)
+class MemoryPolicy:
+    """How memory shares a budget between its layers, and when it compacts.
+
+    Shares are of the tokens left for memory (the budget minus what the caller reserves for the
+    system prompt, tools and input). Retrieval gets what the other layers leave; whatever retrieval
+    leaves unused extends the history. The default favours retrieval: in a long conversation the
+    turns relevant to the question are worth more than generic summaries.
+    """
+
+    narrative_share: float = 0.10
+    headers_share: float = 0.08
+    summaries_share: float = 0.08
+    history_share: float = 0.12
+    recent_segments: int = 2
+    summary_segments: int = 5
+    max_headers: int = 200
+    fulls_per_turn: int = 3
+    full_cache_size: int = 32
+    blob_threshold_tokens: int = 400
+    segments: SegmentPolicy = field(default_factory=SegmentPolicy)
+
+
+class Memory:
+    """One conversation's memory.
+
+    Example:
+        >>> from tierwise import Budget
+        >>> memory = Memory()
+        >>> _ = memory.add({"role": "user", "content": "Book the venue for the offsite."})
+        >>> [layer.kind for layer in memory.layers("venue?", Budget(window=2000))]
+        ['headers', 'history']
+    """
+
+    def __init__(
+        self,
+        *,
+        counter: TokenCounter | None = None,
+        policy: MemoryPolicy | None = None,
+        summarizer: Summarizer | None = None,
+        scrubber: Scrubber | None = None,
+        blobs: BlobStore | None = None,
+        retriever: TurnRetriever | None = None,
+    ) -> None:
+        self.counter = counter or get_counter()
+        self.policy = policy or MemoryPolicy()
+        self.summarizer = summarizer
+        self.scrubber = scrubber if scrubber is not None else Scrubber()
+        self.blobs = blobs
+        self.retriever = retriever or TurnRetriever()
+        self.turns: list[Turn] = []
+        self.messages: list[Mapping[str, Any]] = []
+        self.costs: list[int] = []  # tokens of each turn as a chat message
+        self.segmenter = Segmenter(self.policy.segments)
+        self.narrative = Narrative()
+        self.live_from = 0  # first turn of working memory
+        self.archived_upto = 0  # turns before this index are archived (never deleted)
+        self.events: list[CompactionEvent] = []
+        self._fulls: OrderedDict[str, str] = OrderedDict()
+        self._fulls_this_turn = 0
+        self._groups: MessageGroups | None = None
+
+    # -- writing -----------------------------------------------------------------------------
+
+    @property
+    def segments(self) -> list[Segment]:
+        """All segments, oldest first (the last one is open)."""
+        return self.segmenter.segments
+
+    def add(
+        self,
+        message: Mapping[str, Any],
+        *,
+        at: datetime | None = None,
+        id: str | None = None,
+        speaker: str | None = None,
+        extra: str = "",
+        boundary: bool = False,
+    ) -> Turn:
+        """Remember one OpenAI-format message; returns its turn.
+
+        Tool results over the blob threshold are stored as blobs (with a blob store) and remembered
+        as their compressed form: summary, entities and reference.
+        """
+        message = self._compress(message)
+        base = turn_from_message(message, len(self.turns), at=at)
+        turn = Turn(
+            id=id or base.id,
+            index=base.index,
+            role=base.role,
+            text=base.text,
+            speaker=speaker or base.speaker,
+            at=at,
+            extra=" ".join(x for x in (base.extra, extra) if x),
+            message=message,
+        )
+        return self.add_turn(turn, boundary=boundary)
+
+    def add_turn(self, turn: Turn, *, boundary: bool = False) -> Turn:
+        """Remember a prepared turn (its ``index`` must be the next position)."""
+        if turn.index != len(self.turns):
+            raise ValueError(f"turn {turn.id!r} has index {turn.index}, expected {len(self.turns)}")
+        message = turn.message or {"role": turn.role, "content": turn.text}
+        if turn.speaker and "name" not in message and turn.role in ("user", "assistant"):
+            message = {**message, "name": _name(turn.speaker)}
+        self.turns.append(turn)
+        self.messages.append(message)
+        self.costs.append(self.counter.count_message(message))
+        self._groups = None
+        _, closed = self.segmenter.add(turn, self.costs[-1], boundary=boundary)
+        if closed is not None:
+            self._close(closed)
+        self.retriever.add([turn])
+        return turn
+
+    def _compress(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
+        content = message.get("content")
+        if self.blobs is None or message.get("role") != "tool" or not isinstance(content, str):
+            return message
+        result = compress_tool_result(
+            str(message.get("name") or "tool"),
+            content,
+            self.blobs,
+            self.counter,
+            threshold_tokens=self.policy.blob_threshold_tokens,
+            scrubber=self.scrubber,
+        )
+        if isinstance(result, CompressedToolResult):
+            return {**message, "content": result.render()}
+        return message
+
+    def _close(self, segment: Segment) -> None:
+        turns = self.turns[segment.first : segment.last + 1]
+        make_trio(segment, turns, self.counter, self.summarizer, self.scrubber)
+        self.narrative = self.narrative.update_from_segment(
+            summary=segment.summary,
+            header=segment.header,
+            entities=segment.entities,
+            texts=[(t.role, t.text) for t in turns],
+            counter=self.counter,
+            scrubber=self.scrubber,
+            at=segment.ended_at,
+        )
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def begin_turn(self) -> None:
+        """Start a new model turn: the per-turn quota of full segments resets."""
+        self._fulls_this_turn = 0
+
+    def recall(self, ids: Sequence[str], form: Form = "summary") -> str:
+        """Segments by id as header, summary or full text (what the ``recall_segments`` tool returns).
+
+        At most ``fulls_per_turn`` full segments per turn; beyond that, summaries are returned with a
+        note. Unknown ids get a message that lists the known range.
+        """
+        by_id = {s.id: s for s in self.segments}
+        out = []
+        for raw in ids:
+            seg = by_id.get(str(raw).strip().upper())
+            if seg is None:
+                known = f"{self.segments[0].id}–{self.segments[-1].id}" if self.segments else "none yet"
+                out.append(f"{raw}: no such segment (known: {known}); ids look like S3.")
+                continue
+            self._trio(seg)
+            chosen: Form = form
+            if form == "full":
+                if self._fulls_this_turn >= self.policy.fulls_per_turn:
+                    quota = self.policy.fulls_per_turn
+                    out.append(f"{seg.id} (full-text quota of {quota} used; summary): {seg.summary}")
+                    continue
+                self._fulls_this_turn += 1
+            out.append(self._render_segment(seg, chosen))
+        return "\n\n".join(out)
+
+    def _render_segment(self, seg: Segment, form: Form) -> str:
+        if form == "header":
+            return f"{seg.id} {seg.header}"
+        if form == "summary":
+            return f"{seg.id} {seg.header}: {seg.summary}"
+        cached = self._fulls.get(seg.id)
+        if cached is None or not seg.closed:
+            cached = f"{seg.id} {seg.header}\n" + full_text(self.turns[seg.first : seg.last + 1])
+            if seg.closed:
+                self._fulls[seg.id] = cached
+                while len(self._fulls) > self.policy.full_cache_size:
+                    self._fulls.popitem(last=False)
+        else:
+            self._fulls.move_to_end(seg.id)
+        return cached
+
+    def _trio(self, seg: Segment) -> None:
+        if not seg.summary:
+            make_trio(seg, self.turns[seg.first : seg.last + 1], self.counter, self.summarizer, self.scrubber)
+
+    def groups(self) -> MessageGroups:
+        """Tool-call groups over every remembered message."""
+        if self._groups is None:
+            self._groups = MessageGroups(self.messages, self.costs)
+        return self._groups
+
+    def compact(self, history_budget: int) -> list[CompactionEvent]:
+        """Run the 80/90/95% triggers against ``history_budget``; returns the steps taken."""
+        if not self.turns:
+            return []
+        start, events = plan_compaction(
+            live_from=self.live_from,
+            costs=self.costs,
+            segments=self.segments,
+            groups=self.groups(),
+            budget=history_budget,
+            recent_segments=self.policy.recent_segments,
+        )
+        for event in events:
+            if event.action == "archive":
+                self.archived_upto = max(self.archived_upto, event.live_from_after)
+        self.live_from = start
+        self.events.extend(events)
+        return events
+
+    def layers(
+        self,
+        query: str | None,
+        budget: Budget,
+        *,
+        reserved: int = 0,
+        requested: Sequence[tuple[str, Form]] = (),
+    ) -> list[ContextLayer]:
+        """Memory's layers for one pack, sized to fit ``budget`` minus ``reserved`` tokens.
+
+        Args:
+            query: the current input (the newest user message) that retrieval ranks against.
+            budget: the pack's budget.
+            reserved: tokens the caller's own layers take (system prompt, tools, input).
+            requested: ``(segment id, form)`` pairs the model asked for.
+        """
+        counter, policy = self.counter, self.policy
+        room = max(0, budget.available - reserved - 8)  # 8: system-message framing
+        out: list[ContextLayer] = []
+        if not self.turns:
+            return out
+        history_budget = int(room * policy.history_share)
+        self.compact(history_budget)
+
+        def add_text(layer: ContextLayer) -> int:
+            out.append(layer)
+            return layer.tokens(counter) + 1
+
+        used = 0
+        narrative = self.narrative.fit(
+            counter, min(NARRATIVE_TOKENS, int(room * policy.narrative_share))
+        ).render()
+        if narrative:
+            used += add_text(ContextLayer("narrative", "narrative", narrative))
+        headers = self._headers(int(room * policy.headers_share))
+        if headers:
+            used += add_text(ContextLayer("headers", "headers", headers, truncatable=True))
+        summaries = self._summaries(int(room * policy.summaries_share))
+        if summaries:
+            used += add_text(ContextLayer("summaries", "summaries", summaries))
+        for seg_id, form in requested:
+            text = self.recall([seg_id], form)
+            used += add_text(ContextLayer(f"requested:{seg_id}", "retrieved", text, priority=4))
+
+        n = len(self.turns)
+        groups = self.groups()
+        start, history_cost = groups.newest(n, stop=self.live_from, budget=history_budget)
+        start, dropped = groups.start_on("user", start, n)
+        history_cost -= dropped
+        shown = {t.id for t in self.turns[start:]}
+        retrieval_budget = max(0, room - used - history_cost - 12)
+        picked: list[Turn] = []
+        if query and retrieval_budget > 0 and start > 0:
+            candidates = self.retriever.select(query, retrieval_budget, counter, exclude=shown)
+            picked = [t for t in candidates if t.index < start]
+        if picked:
+            lines = "\n".join(render_turn(t) for t in picked)
+            used += add_text(ContextLayer("retrieved", "retrieved", lines))
+        leftover = room - used - history_cost - 8
+        if leftover > 0 and start > self.live_from:  # retrieval left room: show more history
+            floor = max(self.live_from, max((t.index for t in picked), default=-1) + 1)
+            start, history_cost = groups.newest(n, stop=floor, budget=history_cost + leftover)
+            start, _ = groups.start_on("user", start, n)
+        if start < n:
+            out.append(ContextLayer("history", "history", groups.kept(start, n)))
+        return out
+
+    def _headers(self, budget: int) -> str:
+        segments = self.segments[-self.policy.max_headers :]
+        hidden = len(self.segments) - len(segments)
+        lines = []
+        for seg in segments:
+            if not seg.closed:  # still growing: refresh its header (cheap, no summary)
+                turns = self.turns[seg.first : seg.last + 1]
+                make_trio(seg, turns, self.counter, scrubber=self.scrubber, summarize=False)
+            lines.append(f"{seg.id} {seg.header}")
+        collapsed = hidden
+        while lines:
+            head = []
+            if collapsed:
+                first, last = self.segments[0], self.segments[collapsed - 1]
+                head = [f"{first.id}–{last.id}: {collapsed} earlier segments (recall by id)"]
+            text = "\n".join(head + lines)
+            if self.counter.count(text) <= budget or len(lines) == 1:
+                return text if self.counter.count(text) <= budget else ""
+            lines.pop(0)
+            collapsed += 1
+        return ""
+
+    def _summaries(self, budget: int) -> str:
+        older = [s for s in self.segments if s.last < self.live_from and s.closed and s.summary]
+        chosen: list[str] = []
+        used = 0
+        for seg in reversed(older[-self.policy.summary_segments :]):
+            line = f"{seg.id} {seg.header}: {seg.summary}"
+            cost = self.counter.count(line) + 1
+            if used + cost > budget:
+                break
+            chosen.append(line)
+            used += cost
+        return "\n".join(reversed(chosen))
+
+
+def _name(speaker: str) -> str:
+    """An OpenAI ``name`` field: letters, digits, ``_`` and ``-`` only."""
+    return "".join(c if c.isalnum() or c in "_-" else "_" for c in speaker)[:64]

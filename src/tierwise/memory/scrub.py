@@ -1,0 +1,441 @@
+"""PII and secret scrubbing for text memory keeps (summaries, narratives, compressed tool results).
+
+:class:`Scrubber` finds personal data and credentials and replaces each with a typed placeholder;
+:class:`ScrubResult` carries the redacted text and one :class:`Finding` (kind, span, rule) per
+redaction — never the secret itself, so findings can go to an audit log.
+
+What is caught (placeholder in brackets):
+
+- ``[email]`` addresses ``local@domain.tld``.
+- ``[phone]`` international numbers (``+44 20 7946 0958``, ``+1 (555) 123-4567``, 7–15 digits) and
+  common national formats: North American ``555-123-4567`` / ``(555) 123-4567`` / ``1-800-555-0199``,
+  trunk-prefixed ``020 7946 0958`` / ``030 12345678``, French ``01 23 45 67 89``.
+- ``[card]`` payment cards: 13–19 digits, plain or grouped by one kind of separator (space or dash),
+  starting with 2–6 (the major networks' ranges) and passing the Luhn check.
+- ``[iban]`` IBANs, compact or in groups of four, for countries with a known IBAN length, passing the
+  ISO 7064 mod-97 check.
+- ``[api-key]`` OpenAI ``sk-…`` / ``sk-proj-…``, Anthropic ``sk-ant-…``, AWS ``AKIA…`` / ``ASIA…`` and
+  the value of ``aws_secret_access_key = …``, Google ``AIza…``, Stripe ``sk_live_`` / ``rk_live_``
+  (and ``_test_``), the value of ``api_key = …``.
+- ``[token]`` GitHub ``ghp_ gho_ ghu_ ghs_ ghr_ github_pat_``, Slack ``xoxa- xoxb- xoxp- xoxr- xoxs-``,
+  the token after ``Bearer``, the value of ``access_token = …`` / ``auth_token: …``.
+- ``[jwt]`` JSON web tokens (``eyJ…`` header, three base64url parts).
+- ``[private-key]`` PEM private keys (RSA, EC, OPENSSH, ENCRYPTED, PGP …), from ``BEGIN`` to ``END``;
+  a key cut off before its ``END`` line is redacted to the end of its base64 body.
+- ``[password]`` the value (only) of ``password=``, ``passwd:``, ``pwd=``, ``secret=``,
+  ``passphrase:`` assignments, also with prefixes and suffixes (``DB_PASSWORD``, ``client_secret``,
+  JSON ``"password": "…"``), and the password in a URL (``https://user:pw@host``).
+
+What is not caught: names, postal addresses, dates of birth, national id numbers; phone numbers
+written without separators or as 7-digit local numbers (``555-0199``); cards starting with 0, 1 or
+7–9 or failing Luhn; lower-case IBANs; keys without a known prefix unless assigned to a recognised
+name; passwords passed as ``--password x`` or after a bare word (``my password is x``).
+
+Kept on purpose (false positives avoided): dates and times (``2026-10-13``, ``10:30``,
+``2026-10-13T10:30:00Z``), versions (``v1.2.3``), prices (``$1,850``), standard numbers
+(``ISO 8601``), IP addresses, UUIDs, epoch timestamps, long digit runs that fail the checks.
+
+Matches of an *allowlist* (exact strings, regexes, email domains) are kept, together with anything
+found inside them. Overlapping findings resolve to the longest (then the earliest, then the rule
+listed first). Every pattern is linear-time: no nested unbounded quantifiers, possessive quantifiers
+where a pattern could backtrack, and each pattern anchors on a non-word boundary so a long run of
+characters is tried once, not at every offset.
+
+Example:
+    >>> Scrubber().scrub_text("Mail jane.doe@acme.io, key sk-proj-AbC123dEf456GhI789jKl012")
+    'Mail [email], key [api-key]'
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+__all__ = ["KINDS", "Finding", "ScrubResult", "Scrubber", "scrub_text"]
+
+#: Every finding kind, in the order rules run; each becomes the placeholder ``[kind]``.
+KINDS = ("private-key", "jwt", "api-key", "token", "password", "email", "iban", "card", "phone")
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One redaction: what kind of data was found and where (offsets into the original text).
+
+    Attributes:
+        kind: one of :data:`KINDS` (``"email"``, ``"api-key"`` …); the placeholder is ``[kind]``.
+        start: offset of the first redacted character in the original text.
+        end: offset just past the last redacted character.
+        rule: the rule that found it (``"openai"``, ``"phone-intl"`` …), for audit logs.
+    """
+
+    kind: str
+    start: int
+    end: int
+    rule: str
+
+    @property
+    def span(self) -> Span:
+        """``(start, end)``, as in :meth:`re.Match.span`."""
+        return (self.start, self.end)
+
+
+@dataclass(frozen=True, slots=True)
+class ScrubResult:
+    """The redacted text and what was redacted.
+
+    Attributes:
+        text: the text with every finding replaced by its ``[kind]`` placeholder.
+        findings: the redactions in text order; spans refer to the original text.
+    """
+
+    text: str
+    findings: tuple[Finding, ...]
+
+    def counts(self) -> dict[str, int]:
+        """Number of findings per kind, e.g. ``{"email": 2}``."""
+        return dict(Counter(f.kind for f in self.findings))
+
+
+Scan = Callable[[str], Iterator[Span]]
+Check = Callable[[str, "re.Match[str]"], "Span | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    name: str
+    kind: str
+    scan: Scan
+
+
+def _regex(name: str, kind: str, pattern: str, check: Check | None = None, group: int = 0) -> _Rule:
+    compiled = re.compile(pattern)
+
+    def scan(text: str) -> Iterator[Span]:
+        for match in compiled.finditer(text):
+            span = check(text, match) if check is not None else match.span(group)
+            if span is not None and span[0] < span[1]:
+                yield span
+
+    return _Rule(name, kind, scan)
+
+
+# -- checks -----------------------------------------------------------------------------------------
+
+_PLACEHOLDERS = frozenset(f"[{kind}]" for kind in KINDS)
+_NOT_SECRETS = frozenset({"null", "none", "nil", "true", "false", "undefined", "redacted", "<redacted>"})
+
+
+def _value(text: str, match: re.Match[str]) -> Span | None:
+    """Span of the first group that matched, unless it is a placeholder or an obvious non-secret."""
+    for group in range(1, (match.re.groups or 0) + 1):
+        if match.group(group) is not None:
+            value = match.group(group)
+            lowered = value.lower()
+            if value in _PLACEHOLDERS or lowered in _NOT_SECRETS or set(value) <= {"*", "x", "X", "."}:
+                return None
+            if value.startswith(("$", "%", "{{", "os.", "env.", "process.env")):
+                return None  # a reference to a secret (env var, template), not the secret
+            return match.span(group)
+    return None
+
+
+def _random_run(text: str, match: re.Match[str]) -> Span | None:
+    """An ``sk-`` key needs a 16-character alphanumeric run (``sk-learn-style-words`` is no key)."""
+    return match.span() if re.search(r"[A-Za-z0-9]{16}", match.group()) else None
+
+
+def _mixed(text: str, match: re.Match[str]) -> Span | None:
+    """A bearer token has a digit or mixed case (``Bearer tokens-are-great`` is prose)."""
+    token = match.group(1)
+    if any(c.isdigit() for c in token) or (token.lower() != token and token.upper() != token):
+        return match.span(1)
+    return None
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+_SEPARATOR = re.compile(r"[ -]")
+
+
+def _card(text: str, match: re.Match[str]) -> Span | None:
+    """Longest prefix of whole digit groups that is a plausible card number passing Luhn."""
+    raw = match.group()
+    separators = set(_SEPARATOR.findall(raw))
+    if len(separators) > 1:
+        return None
+    groups = _SEPARATOR.split(raw)
+    for k in range(len(groups), 0, -1):
+        digits = "".join(groups[:k])
+        if not 13 <= len(digits) <= 19 or (k > 1 and min(len(g) for g in groups[:k]) < 3):
+            continue
+        if len(set(digits)) > 1 and _luhn(digits):
+            return (match.start(), match.start() + len(" ".join(groups[:k])))
+    return None
+
+
+# fmt: off
+_IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BI": 27,
+    "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27, "DK": 18, "DO": 28,
+    "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23,
+    "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27,
+    "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25,
+    "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28, "NL": 18,
+    "NO": 15, "OM": 23, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33,
+    "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25, "SV": 28,
+    "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
+}
+# fmt: on
+
+
+def _iban(text: str, match: re.Match[str]) -> Span | None:
+    """The country's IBAN length of characters (grouped by four, or compact) passing mod-97."""
+    raw = match.group()
+    length = _IBAN_LENGTHS.get(raw[:2])
+    if length is None:
+        return None
+    grouped = len(raw) > 4 and raw[4] == " "
+    chars: list[str] = []
+    end = 0
+    for i, ch in enumerate(raw):
+        if ch == " ":
+            if not grouped or len(chars) % 4:
+                return None
+            continue
+        chars.append(ch)
+        if len(chars) == length:
+            end = i + 1
+            break
+    if len(chars) < length or (end < len(raw) and raw[end] != " "):
+        return None
+    compact = "".join(chars)
+    number = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
+    return (match.start(), match.start() + end) if int(number) % 97 == 1 else None
+
+
+_URL_USER = re.compile(r"://[^/\s:@]{1,64}:\Z")
+
+
+def _email(text: str, match: re.Match[str]) -> Span | None:
+    """Not the ``password@host`` of a URL's ``user:password@host`` (that is a password)."""
+    return None if _URL_USER.search(text, max(0, match.start() - 70), match.start()) else match.span()
+
+
+_DATE_IN_NUMBER = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}")
+
+
+def _phone(low: int, high: int) -> Check:
+    def check(text: str, match: re.Match[str]) -> Span | None:
+        raw = match.group()
+        digits = sum(c.isdigit() for c in raw)
+        if not low <= digits <= high or _DATE_IN_NUMBER.search(raw):
+            return None
+        return match.span()
+
+    return check
+
+
+# -- private keys -----------------------------------------------------------------------------------
+
+_PEM_MARK = re.compile(r"-----(BEGIN|END) ((?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?)-----")
+# A key cut off before its END line: base64 lines and ``Name: value`` headers, newline-led
+# (real or JSON-escaped ``\n``).
+_PEM_BODY = re.compile(r"(?:(?:\r?\n|\\r?\\n)[ \t]*+(?:[A-Za-z0-9+/=]++|[A-Za-z-]++:[^\r\n\\]*+))*+")
+
+
+def _scan_pem(text: str) -> Iterator[Span]:
+    marks = list(_PEM_MARK.finditer(text))
+    for i, mark in enumerate(marks):
+        if mark.group(1) != "BEGIN":
+            continue
+        after = marks[i + 1] if i + 1 < len(marks) else None
+        if after is not None and after.group(1) == "END" and after.group(2) == mark.group(2):
+            yield (mark.start(), after.end())
+        else:
+            body = _PEM_BODY.match(text, mark.end())
+            yield (mark.start(), body.end() if body else mark.end())
+
+
+# -- rules ------------------------------------------------------------------------------------------
+
+_B = r"(?<![\w-])"  # token start: not inside a word or a dashed name
+_NUM_START = r"(?<![\w.,/$€£#+-])"  # number start: not inside a number, price, path or id
+_NUM_END = r"(?![\w/]|[.,:-]\d)"  # number end: not followed by more of a number
+_VALUE = (
+    r"""(?:"([^"\\\r\n]{1,200})"|'([^'\\\r\n]{1,200})'|([^\s"',;&=<>()\[\]{}][^\s"',;&<>()\[\]{}]{0,199}))"""
+)
+_ASSIGN = r"""["']?\s*+[:=]\s*+"""
+_AFFIXED = r"(?:\w{0,30}[_-])?(?:%s)(?:[_-]\w{0,30})?"
+
+_PASSWORD_NAMES = r"passw(?:or)?d|pwd|passphrase|secret"
+_TOKEN_NAMES = r"(?:access|auth|refresh|session)_?token"
+
+# fmt: off
+_RULES: tuple[_Rule, ...] = (
+    _Rule("pem", "private-key", _scan_pem),
+    _regex("jwt", "jwt", _B + r"eyJ[A-Za-z0-9_-]{4,}+\.[A-Za-z0-9_-]{4,}+\.[A-Za-z0-9_-]*+"),
+    _regex("anthropic", "api-key", _B + r"sk-ant-[A-Za-z0-9_-]{20,}+"),
+    _regex("openai", "api-key", _B + r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}+", _random_run),
+    _regex("aws-key-id", "api-key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+    _regex("aws-secret", "api-key", r"(?i:aws_?secret_?(?:access_?)?key)" + _ASSIGN
+           + r"""["']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])""", group=1),
+    _regex("google", "api-key", _B + r"AIza[0-9A-Za-z_-]{35}(?![\w-])"),
+    _regex("stripe", "api-key", _B + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}+"),
+    _regex("github", "token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_[A-Za-z0-9_]{22,}+)"),
+    _regex("slack", "token", _B + r"xox[abprs]-[A-Za-z0-9-]{10,}+"),
+    _regex("bearer", "token", r"(?i:\bbearer)\s++([A-Za-z0-9._~+/-]{16,}+=*+)", _mixed),
+    _regex("api-key-assignment", "api-key", _B + f"(?i:{_AFFIXED % 'api_?key'})" + _ASSIGN + _VALUE, _value),
+    _regex("token-assignment", "token", _B + f"(?i:{_AFFIXED % _TOKEN_NAMES})" + _ASSIGN + _VALUE, _value),
+    _regex("password-assignment", "password", _B + f"(?i:{_AFFIXED % _PASSWORD_NAMES})" + _ASSIGN + _VALUE,
+           _value),
+    _regex("url-password", "password", r"(?<=://)[^/\s:@]{1,64}:([^/\s@]{1,128})@", _value),
+    _regex("email", "email", r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}+@"
+           r"(?:[A-Za-z0-9-]{1,63}+\.){1,8}[A-Za-z]{2,24}+(?![A-Za-z0-9_-])", _email),
+    _regex("iban", "iban", r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}+", _iban),
+    _regex("card", "card", _NUM_START + r"[2-6]\d{3}(?:[ -]?\d){9,15}+(?![\w]|[.,]\d)", _card),
+    _regex("phone-intl", "phone", r"(?<![\w+])\+[1-9]\d{0,2}(?:[ .-]?\(\d{1,4}\))?[ .-]?\d{1,14}+"
+           r"(?:[ .-]\d{1,14}+){0,6}" + _NUM_END, _phone(7, 15)),
+    _regex("phone-paren", "phone", r"(?<![\w(])\(\d{2,5}\)[ .-]?\d{3,4}[ .-]?\d{3,4}" + _NUM_END,
+           _phone(7, 15)),
+    _regex("phone-nanp", "phone", _NUM_START + r"(?:1[-. ])?[2-9]\d{2}([-. ])\d{3}\1\d{4}" + _NUM_END),
+    _regex("phone-trunk", "phone", _NUM_START + r"0[1-9]\d{0,3}[ -]\d{3,4}[ -]?\d{3,5}" + _NUM_END,
+           _phone(9, 12)),
+    _regex("phone-fr", "phone", _NUM_START + r"0[1-9]([ .])\d{2}(?:\1\d{2}){3}" + _NUM_END),
+)
+# fmt: on
+
+
+class Scrubber:
+    """Finds PII and secrets in text and replaces them with typed placeholders.
+
+    Args:
+        allow: what is never redacted, e.g. a public support address or a documented test key.
+            An exact string is kept wherever it occurs, with anything found inside it; a compiled
+            regex keeps a finding it matches in full (and anything found inside that finding).
+        allow_email_domains: email domains kept as they are, with their subdomains
+            (``"example.com"`` keeps ``a@example.com`` and ``b@mail.example.com``).
+        kinds: only redact these kinds (default: all of :data:`KINDS`).
+
+    Raises:
+        ValueError: ``kinds`` names a kind that does not exist.
+
+    Example:
+        >>> s = Scrubber(allow_email_domains=["example.com"])
+        >>> s.scrub_text("Write to help@example.com or bob@corp.io, +1 (555) 123-4567, DB_PASSWORD=hunter2")
+        'Write to help@example.com or [email], [phone], DB_PASSWORD=[password]'
+        >>> [(f.kind, f.span) for f in s.scrub("call 020 7946 0958").findings]
+        [('phone', (5, 18))]
+    """
+
+    def __init__(
+        self,
+        allow: Iterable[str | re.Pattern[str]] = (),
+        *,
+        allow_email_domains: Iterable[str] = (),
+        kinds: Iterable[str] | None = None,
+    ) -> None:
+        allowed = list(allow)
+        self._allow_exact = tuple(sorted({a for a in allowed if isinstance(a, str) and a}))
+        self._allow_patterns = tuple(a for a in allowed if isinstance(a, re.Pattern))
+        self._allow_domains = tuple(d.lower().lstrip("@.") for d in allow_email_domains)
+        wanted = set(KINDS if kinds is None else kinds)
+        unknown = wanted - set(KINDS)
+        if unknown:
+            raise ValueError(f"unknown kinds {sorted(unknown)}; choose from {', '.join(KINDS)}")
+        self._rules = tuple(rule for rule in _RULES if rule.kind in wanted)
+
+    def _allowed(self, kind: str, value: str) -> bool:
+        if value in self._allow_exact or any(p.fullmatch(value) for p in self._allow_patterns):
+            return True
+        if kind == "email" and self._allow_domains:
+            domain = value.rpartition("@")[2].lower()
+            return any(domain == d or domain.endswith("." + d) for d in self._allow_domains)
+        return False
+
+    def scrub(self, text: str) -> ScrubResult:
+        """Redact ``text``: every finding becomes ``[kind]``; the result lists what was found where.
+
+        Args:
+            text: any text; the same text always gives the same result.
+
+        Returns:
+            The redacted text and its findings (kind, span in ``text``, rule), in text order.
+        """
+        candidates: list[tuple[int, int, int]] = []  # (start, end, rule index)
+        protected: list[Span] = [
+            (m.start(), m.end()) for a in self._allow_exact for m in re.finditer(re.escape(a), text)
+        ]
+        for index, rule in enumerate(self._rules):
+            for start, end in rule.scan(text):
+                if self._allowed(rule.kind, text[start:end]):
+                    protected.append((start, end))
+                else:
+                    candidates.append((start, end, index))
+        if protected:
+            candidates = _outside(candidates, protected)
+        # Longest first, then earliest, then the rule listed first; keep what does not overlap.
+        candidates.sort(key=lambda c: (c[0] - c[1], c[0], c[2]))
+        starts: list[int] = []
+        kept: list[tuple[int, int, int]] = []
+        for start, end, index in candidates:
+            at = bisect.bisect_right(starts, start)
+            if (at and kept[at - 1][1] > start) or (at < len(kept) and kept[at][0] < end):
+                continue
+            starts.insert(at, start)
+            kept.insert(at, (start, end, index))
+        findings = tuple(Finding(self._rules[i].kind, s, e, self._rules[i].name) for s, e, i in kept)
+        parts: list[str] = []
+        last = 0
+        for finding in findings:
+            parts.append(text[last : finding.start])
+            parts.append(f"[{finding.kind}]")
+            last = finding.end
+        parts.append(text[last:])
+        return ScrubResult("".join(parts), findings)
+
+    def scrub_text(self, text: str) -> str:
+        """Only the redacted text of :meth:`scrub`."""
+        return self.scrub(text).text
+
+
+def _outside(candidates: list[tuple[int, int, int]], protected: list[Span]) -> list[tuple[int, int, int]]:
+    """Candidates not lying wholly inside an allowed span."""
+    merged: list[list[int]] = []
+    for start, end in sorted(protected):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    starts = [m[0] for m in merged]
+    kept = []
+    for candidate in candidates:
+        at = bisect.bisect_right(starts, candidate[0]) - 1
+        if at < 0 or merged[at][1] < candidate[1]:
+            kept.append(candidate)
+    return kept
+
+
+_DEFAULT = Scrubber()
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with every finding of the default :class:`Scrubber` replaced by its placeholder.
+
+    Example:
+        >>> scrub_text("token ghp_0123456789abcdefghijABCDEFGHIJ012345 for ops@corp.example")
+        'token [token] for [email]'
+    """
+    return _DEFAULT.scrub_text(text)

@@ -1,0 +1,276 @@
+"""Segments: stretches of conversation about one thing, each kept as a trio.
+
+A new segment starts at a gap in time, an explicit boundary, a change of topic (a user turn that
+shares almost no words with the recent turns), or when the open segment reaches its size cap.
+Segments are append-only, so their ids (``S1``, ``S2``, …) are stable.
+
+Each segment is stored three ways (seed 003's trio): a **header** (≤ 12 tokens: when, topic, key
+entities, outcome), a **summary** (≤ 120 tokens: decisions, changes, open questions) and its **full
+text** (every turn, verbatim). Caps are checked when the trio is made, before anything is sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from tierwise.memory.scrub import Scrubber
+from tierwise.memory.turns import Turn, render_turn
+from tierwise.summarize.base import Summarizer, SummaryRejected, check_summary
+from tierwise.summarize.extractive import ExtractiveSummarizer, content_words
+from tierwise.tokens import TokenCounter
+
+__all__ = ["Segment", "SegmentPolicy", "Segmenter", "make_trio"]
+
+HEADER_TOKENS = 12
+SUMMARY_TOKENS = 120
+_FOLLOW_UP = re.compile(r"^\s*(and|also|but|so|then|what about|how about|it|that|this|they|those|ok)\b", re.I)
+_ENTITY = re.compile(r"\b(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[a-z]+_[a-z0-9_]+|[A-Z]{2,}\d*)\b")
+_NOT_ENTITY = frozenset(
+    {
+        "I",
+        "I'm",
+        "The",
+        "This",
+        "That",
+        "What",
+        "When",
+        "Where",
+        "How",
+        "Why",
+        "Yes",
+        "No",
+        "Ok",
+        "Okay",
+        "Hey",
+        "Hi",
+        "Hello",
+        "Thanks",
+        "Thank",
+        "And",
+        "But",
+        "So",
+        "It",
+        "We",
+        "You",
+        "My",
+        "Oh",
+        "Wow",
+        "Let",
+        "Sure",
+        "Great",
+        "Also",
+        "Just",
+        "Do",
+        "Did",
+        "Is",
+        "Are",
+        "Can",
+        "Will",
+        "Not",
+        "Me",
+        "If",
+    }
+)
+_DONE = re.compile(r"\b(done|finished|completed|scheduled|created|booked|sent|fixed|decided|agreed)\b", re.I)
+_ERROR = re.compile(r"\b(error|failed|failure|couldn't|could not|broken)\b", re.I)
+
+
+@dataclass(frozen=True)
+class SegmentPolicy:
+    """When a new segment starts.
+
+    Args:
+        gap: a pause at least this long between two turns starts a new segment.
+        max_tokens: the open segment closes when its full text reaches this many tokens.
+        max_turns: ... or this many turns.
+        topic_overlap: a user turn sharing less than this share of its words with the recent turns
+            starts a new topic (0 disables topic boundaries).
+        min_turns: no topic boundary before the open segment has this many turns.
+    """
+
+    gap: timedelta = timedelta(minutes=30)
+    max_tokens: int = 1_500
+    max_turns: int = 40
+    topic_overlap: float = 0.12
+    min_turns: int = 6
+
+
+@dataclass
+class Segment:
+    """One segment: its turns (``first``…``last`` inclusive) and its trio once made."""
+
+    id: str
+    seq: int
+    first: int
+    last: int
+    started_at: datetime | None
+    ended_at: datetime | None
+    boundary: str
+    tokens: int = 0
+    closed: bool = False
+    header: str = ""
+    summary: str = ""
+    topic: str = ""
+    entities: tuple[str, ...] = ()
+    outcome: str = "ongoing"
+    words: Counter[str] = field(default_factory=Counter, repr=False)
+
+    @property
+    def size(self) -> int:
+        """Number of turns."""
+        return self.last - self.first + 1
+
+
+class Segmenter:
+    """Assigns turns to segments as they arrive (append-only)."""
+
+    def __init__(self, policy: SegmentPolicy | None = None) -> None:
+        self.policy = policy or SegmentPolicy()
+        self.segments: list[Segment] = []
+        self._recent: list[set[str]] = []  # content words of the open segment's latest turns
+
+    def add(self, turn: Turn, tokens: int, *, boundary: bool = False) -> tuple[Segment, Segment | None]:
+        """Place ``turn``; returns its segment and the segment it closed, if any."""
+        words = set(content_words(turn.text + " " + turn.extra))
+        current = self.segments[-1] if self.segments else None
+        reason = "start" if current is None else self._boundary(current, turn, tokens, words, boundary)
+        closed = None
+        if current is None or reason is not None:
+            if current is not None:
+                current.closed = True
+                closed = current
+            current = Segment(
+                id=f"S{len(self.segments) + 1}",
+                seq=len(self.segments) + 1,
+                first=turn.index,
+                last=turn.index,
+                started_at=turn.at,
+                ended_at=turn.at,
+                boundary=reason or "start",
+            )
+            self.segments.append(current)
+            self._recent = []
+        current.last = turn.index
+        current.ended_at = turn.at or current.ended_at
+        current.tokens += tokens
+        current.words.update(words)
+        self._recent = [*self._recent[-5:], words]
+        return current, closed
+
+    def _boundary(
+        self, current: Segment, turn: Turn, tokens: int, words: set[str], explicit: bool
+    ) -> str | None:
+        policy = self.policy
+        if explicit:
+            return "explicit"
+        if turn.at is not None and current.ended_at is not None and turn.at - current.ended_at >= policy.gap:
+            return "gap"
+        if current.tokens + tokens > policy.max_tokens or current.size >= policy.max_turns:
+            return "size"
+        if (
+            policy.topic_overlap > 0
+            and turn.role == "user"
+            and current.size >= policy.min_turns
+            and len(words) >= 4
+            and not _FOLLOW_UP.match(turn.text)
+        ):
+            seen = set().union(*self._recent) if self._recent else set()
+            if len(words & seen) / len(words) < policy.topic_overlap:
+                return "topic"
+        return None
+
+
+def make_trio(
+    segment: Segment,
+    turns: Sequence[Turn],
+    counter: TokenCounter,
+    summarizer: Summarizer | None = None,
+    scrubber: Scrubber | None = None,
+    *,
+    summarize: bool = True,
+) -> None:
+    """Fill the segment's header, summary, topic, entities and outcome from its ``turns``.
+
+    The summary goes through ``summarizer`` (extractive by default) and the scrubber; a summary that
+    fails its checks is replaced by the extractive one, never stored broken. ``summarize=False``
+    refreshes only the header (the open segment, which is still growing).
+    """
+    text = "\n".join(f"{t.speaker or t.role}: {t.text}" for t in turns if t.text)
+    segment.topic = _topic(segment, turns)
+    segment.entities = _entities(turns)
+    segment.outcome = _outcome(turns)
+    segment.header = _header(segment, counter, scrubber)
+    if not summarize:
+        return
+    extractive = ExtractiveSummarizer(counter)
+    summary = ""
+    if text:
+        focus = "decisions, changes, open questions"
+        try:
+            summary = (summarizer or extractive).summarize(text, max_tokens=SUMMARY_TOKENS, focus=focus)
+            if scrubber is not None:
+                summary = scrubber.scrub_text(summary)
+            summary = check_summary(summary, SUMMARY_TOKENS, counter)
+        except SummaryRejected:
+            summary = extractive.summarize(text, max_tokens=SUMMARY_TOKENS, focus=focus)
+            summary = scrubber.scrub_text(summary) if scrubber is not None else summary
+    segment.summary = summary
+
+
+def full_text(turns: Sequence[Turn]) -> str:
+    """A segment's full text: every turn rendered, verbatim."""
+    return "\n".join(render_turn(t) for t in turns)
+
+
+def _topic(segment: Segment, turns: Sequence[Turn]) -> str:
+    names = {w.lower() for t in turns for w in (t.speaker or "").split()}
+    common = [w for w, _ in segment.words.most_common(12) if w not in names and not w[0].isdigit()]
+    return " ".join(common[:2])
+
+
+def _entities(turns: Sequence[Turn]) -> tuple[str, ...]:
+    counts: Counter[str] = Counter()
+    for t in turns:
+        for match in _ENTITY.finditer(t.text):
+            word = match.group(0)
+            if word.split()[0] not in _NOT_ENTITY:
+                counts[word] += 1
+        if t.speaker:
+            counts[t.speaker] += 1
+    return tuple(w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
+
+
+def _outcome(turns: Sequence[Turn]) -> str:
+    tail = " ".join(t.text for t in turns[-2:])
+    if _ERROR.search(tail):
+        return "error"
+    if turns and turns[-1].text.rstrip().endswith("?"):
+        return "open"
+    return "done" if _DONE.search(tail) else "ongoing"
+
+
+def _header(segment: Segment, counter: TokenCounter, scrubber: Scrubber | None) -> str:
+    when = ""
+    if segment.started_at is not None:
+        d = segment.started_at
+        when = f"{d.day} {d.strftime('%b')} {d.year}"
+    parts = [when, segment.topic, ", ".join(segment.entities[:2]), segment.outcome]
+    # Drop detail until the header fits its cap: outcome, then the second entity, then the topic.
+    candidates = [
+        parts,
+        [when, segment.topic, ", ".join(segment.entities[:2])],
+        [when, segment.topic, ", ".join(segment.entities[:1])],
+        [when, segment.topic],
+        [when],
+    ]
+    for option in candidates:
+        header = " · ".join(p for p in option if p)
+        if scrubber is not None:
+            header = scrubber.scrub_text(header)
+        if counter.count(header) <= HEADER_TOKENS:
+            return header
+    return ""

@@ -1,0 +1,46 @@
+"""Persistence: chats, messages, tool calls, segments, blobs, context snapshots and audit, per user.
+
+SQLite by default (a file in the data dir), PostgreSQL when ``TIERWISE_DATABASE_URL`` says so.
+:func:`migrate` brings a database to the newest schema; :meth:`Store.open` migrates and returns a
+:class:`Store`, whose every method is scoped to the ``user_id`` it is given.
+"""
+
+from __future__ import annotations
+
+from tierwise.store.engine import create_engine, current_revision, head_revision, migrate
+from tierwise.store.errors import NotFoundError, StoreError
+from tierwise.store.records import (
+    AuditRecord,
+    BlobInfo,
+    BlobRef,
+    Chat,
+    Snapshot,
+    StoredMessage,
+    StoredSegment,
+    ToolCallRecord,
+    User,
+)
+from tierwise.store.repository import CHAT_FIELDS, Store
+from tierwise.store.settings import data_dir, database_url
+
+__all__ = [
+    "CHAT_FIELDS",
+    "AuditRecord",
+    "BlobInfo",
+    "BlobRef",
+    "Chat",
+    "NotFoundError",
+    "Snapshot",
+    "Store",
+    "StoreError",
+    "StoredMessage",
+    "StoredSegment",
+    "ToolCallRecord",
+    "User",
+    "create_engine",
+    "current_revision",
+    "data_dir",
+    "database_url",
+    "head_revision",
+    "migrate",
+]

@@ -1,0 +1,316 @@
+"""The store's memory side: segments, blobs, context snapshots and the audit log.
+
+Mixed into :class:`~tierwise.store.repository.Store`; the same per-user scoping applies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from tierwise.errors import InputError
+from tierwise.store import models
+from tierwise.store._base import StoreBase
+from tierwise.store.checks import check_count, check_json, check_text, check_time
+from tierwise.store.errors import NotFoundError
+from tierwise.store.records import AuditRecord, BlobInfo, BlobRef, Snapshot, StoredSegment
+
+__all__ = ["ArtifactsMixin"]
+
+
+class ArtifactsMixin(StoreBase):
+    """Segments, blobs, snapshots and audit entries of one user."""
+
+    # segments ------------------------------------------------------------------------------------
+
+    def save_segment(
+        self,
+        user_id: str,
+        chat_id: str,
+        segment_id: str,
+        *,
+        seq: int,
+        first_seq: int,
+        last_seq: int,
+        header: str = "",
+        summary: str = "",
+        entities: Iterable[Any] = (),
+        topic: str | None = None,
+        outcome: str | None = None,
+        token_count: int = 0,
+        boundary_reason: str | None = None,
+        started_at: datetime | None = None,
+        ended_at: datetime | None = None,
+    ) -> StoredSegment:
+        """Create or replace segment ``segment_id`` of the chat (ids are stable per chat).
+
+        The messages ``first_seq``..``last_seq`` get its id as their ``segment_id`` (and messages it
+        no longer covers lose it).
+        """
+        check_text("segment_id", segment_id)
+        for name, value in (("seq", seq), ("first_seq", first_seq), ("last_seq", last_seq)):
+            check_count(name, value)
+        if last_seq < first_seq:
+            raise InputError(f"segment {segment_id!r}: last_seq {last_seq} is before first_seq {first_seq}")
+        check_text("header", header)
+        check_text("summary", summary)
+        for name, optional in (("topic", topic), ("outcome", outcome), ("boundary_reason", boundary_reason)):
+            check_text(name, optional, optional=True)
+        check_count("token_count", token_count)
+        check_time("started_at", started_at)
+        check_time("ended_at", ended_at)
+        now = models.utcnow()
+        values: dict[str, Any] = {
+            "seq": seq,
+            "first_seq": first_seq,
+            "last_seq": last_seq,
+            "started_at": started_at,
+            "ended_at": ended_at,
+            "header": header,
+            "summary": summary,
+            "entities": check_json("entities", list(entities)),
+            "topic": topic,
+            "outcome": outcome,
+            "token_count": token_count,
+            "boundary_reason": boundary_reason,
+            "updated_at": now,
+        }
+        seg, msg = models.Segment, models.ChatMessage
+        with self._write() as session:
+            self._chat(session, user_id, chat_id, lock=True)
+            insert = self._insert(seg).values(
+                chat_id=chat_id, id=segment_id, user_id=user_id, created_at=now, **values
+            )
+            session.execute(insert.on_conflict_do_update(index_elements=["chat_id", "id"], set_=values))
+            mine = (msg.user_id == user_id, msg.chat_id == chat_id)
+            session.execute(
+                sa.update(msg)
+                .where(*mine, msg.segment_id == segment_id, sa.or_(msg.seq < first_seq, msg.seq > last_seq))
+                .values(segment_id=None)
+                .execution_options(synchronize_session=False)
+            )
+            session.execute(
+                sa.update(msg)
+                .where(*mine, msg.seq >= first_seq, msg.seq <= last_seq)
+                .values(segment_id=segment_id)
+                .execution_options(synchronize_session=False)
+            )
+            row = session.scalars(
+                sa.select(seg)
+                .where(seg.chat_id == chat_id, seg.id == segment_id)
+                .execution_options(populate_existing=True)
+            ).one()
+            return StoredSegment.of(row)
+
+    def get_segment(self, user_id: str, chat_id: str, segment_id: str) -> StoredSegment:
+        """The segment, or :class:`NotFoundError`."""
+        seg = models.Segment
+        query = sa.select(seg).where(seg.user_id == user_id, seg.chat_id == chat_id, seg.id == segment_id)
+        with self._read() as session:
+            row = session.scalars(query).one_or_none()
+            if row is None:
+                raise NotFoundError("segment", segment_id, user_id)
+            return StoredSegment.of(row)
+
+    def list_segments(self, user_id: str, chat_id: str) -> list[StoredSegment]:
+        """The chat's segments in order (``seq``, then ``first_seq``)."""
+        seg = models.Segment
+        query = (
+            sa.select(seg)
+            .where(seg.user_id == user_id, seg.chat_id == chat_id)
+            .order_by(seg.seq, seg.first_seq, seg.id)
+        )
+        with self._read() as session:
+            self._chat(session, user_id, chat_id)
+            return [StoredSegment.of(row) for row in session.scalars(query)]
+
+    # blobs ---------------------------------------------------------------------------------------
+
+    def put_blob(
+        self,
+        user_id: str,
+        content: bytes,
+        mime: str = "application/octet-stream",
+        summary: str | None = None,
+        entities: Iterable[Any] = (),
+    ) -> BlobRef:
+        """Store ``content`` once per user (keyed by its sha256); storing it again counts a hit.
+
+        A repeated put keeps the first MIME type and entities, and fills the summary if it had none.
+        """
+        if not isinstance(content, bytes | bytearray | memoryview):
+            raise InputError(f"blob content must be bytes, got {type(content).__name__}")
+        data = bytes(content)
+        check_text("mime", mime)
+        check_text("summary", summary, optional=True)
+        sha = hashlib.sha256(data).hexdigest()
+        blob = models.Blob
+        with self._write() as session:
+            self._user(session, user_id)
+            insert = self._insert(blob).values(
+                user_id=user_id,
+                sha256=sha,
+                size=len(data),
+                mime=mime,
+                content=data,
+                summary=summary,
+                entities=check_json("entities", list(entities)),
+                created_at=models.utcnow(),
+                hits=1,
+            )
+            upsert = insert.on_conflict_do_update(
+                index_elements=["user_id", "sha256"],
+                set_={
+                    "hits": blob.hits + 1,
+                    "summary": sa.func.coalesce(blob.summary, insert.excluded.summary),
+                },
+            ).returning(blob.size, blob.mime)
+            size, stored_mime = session.execute(upsert).one()
+            return BlobRef(sha, int(size), stored_mime)
+
+    def get_blob(self, user_id: str, sha256: str, start: int | None = None, end: int | None = None) -> bytes:
+        """The blob's bytes ``[start:end]`` (Python slice rules); only that range is read."""
+        blob = models.Blob
+        mine = (blob.user_id == user_id, blob.sha256 == sha256)
+        with self._read() as session:
+            size = session.scalar(sa.select(blob.size).where(*mine))
+            if size is None:
+                raise NotFoundError("blob", sha256, user_id)
+            lo, hi, _ = slice(start, end).indices(int(size))
+            if hi <= lo:
+                return b""
+            if lo == 0 and hi == size:
+                part = session.scalar(sa.select(blob.content).where(*mine))
+            else:
+                piece = sa.func.substr(
+                    blob.content,
+                    sa.cast(lo + 1, sa.Integer),
+                    sa.cast(hi - lo, sa.Integer),
+                    type_=sa.LargeBinary,
+                )
+                part = session.scalar(sa.select(piece).where(*mine))
+            return bytes(part or b"")
+
+    def blob_info(self, user_id: str, sha256: str) -> BlobInfo:
+        """The blob's description (no content), or :class:`NotFoundError`."""
+        blob = models.Blob
+        columns = (blob.sha256, blob.size, blob.mime, blob.summary, blob.entities, blob.hits, blob.created_at)
+        with self._read() as session:
+            row = session.execute(
+                sa.select(*columns).where(blob.user_id == user_id, blob.sha256 == sha256)
+            ).one_or_none()
+            if row is None:
+                raise NotFoundError("blob", sha256, user_id)
+            return BlobInfo(row[0], int(row[1]), row[2], row[3], list(row[4]), row[5], row[6])
+
+    # snapshots -----------------------------------------------------------------------------------
+
+    def save_snapshot(
+        self,
+        user_id: str,
+        chat_id: str,
+        *,
+        tier_breakdown: Mapping[str, Any],
+        total_tokens: int,
+        budget_percent: float,
+        pruning_strategy: Mapping[str, Any],
+        checksum: str | None = None,
+        at: datetime | None = None,
+    ) -> Snapshot:
+        """Record what one pack of the chat spent (seed 004's context snapshot)."""
+        check_count("total_tokens", total_tokens)
+        if isinstance(budget_percent, bool) or not isinstance(budget_percent, int | float):
+            raise InputError(f"budget_percent must be a number, got {budget_percent!r}")
+        check_json("budget_percent", budget_percent)
+        check_text("checksum", checksum, optional=True)
+        check_time("at", at)
+        row = models.ContextSnapshot(
+            id=models.new_id(),
+            session_id=chat_id,
+            user_id=user_id,
+            tier_breakdown=check_json("tier_breakdown", dict(tier_breakdown)),
+            total_tokens=total_tokens,
+            budget_percent=float(budget_percent),
+            pruning_strategy=check_json("pruning_strategy", dict(pruning_strategy)),
+            checksum=checksum,
+            created_at=at or models.utcnow(),
+        )
+        with self._write() as session:
+            self._chat(session, user_id, chat_id)
+            session.add(row)
+            session.flush()
+            return Snapshot.of(row)
+
+    def list_snapshots(self, user_id: str, chat_id: str, *, limit: int | None = None) -> list[Snapshot]:
+        """The chat's snapshots, newest first."""
+        snap = models.ContextSnapshot
+        query = (
+            sa.select(snap)
+            .where(snap.user_id == user_id, snap.session_id == chat_id)
+            .order_by(snap.created_at.desc(), snap.id.desc())
+        )
+        if limit is not None:
+            query = query.limit(check_count("limit", limit))
+        with self._read() as session:
+            self._chat(session, user_id, chat_id)
+            return [Snapshot.of(row) for row in session.scalars(query)]
+
+    def latest_snapshot(self, user_id: str, chat_id: str) -> Snapshot | None:
+        """The chat's newest snapshot (``None`` if it has none)."""
+        found = self.list_snapshots(user_id, chat_id, limit=1)
+        return found[0] if found else None
+
+    # audit ---------------------------------------------------------------------------------------
+
+    def audit(
+        self,
+        user_id: str,
+        event: str,
+        *,
+        chat_id: str | None = None,
+        checksum: str | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> AuditRecord:
+        """Append an entry to the user's audit log (``chat_id`` may name a chat since deleted)."""
+        check_text("event", event)
+        check_text("chat_id", chat_id, optional=True)
+        check_text("checksum", checksum, optional=True)
+        row = models.AuditEntry(
+            id=models.new_id(),
+            user_id=user_id,
+            chat_id=chat_id,
+            event=event,
+            checksum=checksum,
+            details=check_json("details", dict(details or {})),
+            created_at=models.utcnow(),
+        )
+        with self._write() as session:
+            self._user(session, user_id)
+            session.add(row)
+            session.flush()
+            return AuditRecord.of(row)
+
+    def list_audit(
+        self,
+        user_id: str,
+        *,
+        chat_id: str | None = None,
+        event: str | None = None,
+        limit: int | None = None,
+    ) -> list[AuditRecord]:
+        """The user's audit entries, newest first (one chat's or one event's, if given)."""
+        entry = models.AuditEntry
+        query = sa.select(entry).where(entry.user_id == user_id)
+        if chat_id is not None:
+            query = query.where(entry.chat_id == chat_id)
+        if event is not None:
+            query = query.where(entry.event == event)
+        query = query.order_by(entry.created_at.desc(), entry.id.desc())
+        if limit is not None:
+            query = query.limit(check_count("limit", limit))
+        with self._read() as session:
+            return [AuditRecord.of(row) for row in session.scalars(query)]

@@ -1,0 +1,396 @@
+"""The store's API: users, chats, messages and tool calls.
+
+Segments, blobs, snapshots and audit live in :mod:`tierwise.store.artifacts`.
+
+Every method takes the ``user_id`` it acts for and scopes every query by it: another user's chat,
+message or blob is indistinguishable from one that does not exist (:class:`NotFoundError`), and
+lists never include another user's rows. Methods return frozen records, never ORM objects, and
+each write is committed before the method returns.
+
+Example:
+    >>> store = Store.open("sqlite://")
+    >>> user = store.create_user("Ada")
+    >>> chat = store.create_chat(user.id, title="Plans")
+    >>> store.add_message(user.id, chat.id, {"role": "user", "content": "Hi"}, token_count=3).seq
+    0
+    >>> [m.message for m in store.list_messages(user.id, chat.id)]
+    [{'role': 'user', 'content': 'Hi'}]
+    >>> store.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, cast
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL
+
+from tierwise.errors import InputError
+from tierwise.store import models
+from tierwise.store.artifacts import ArtifactsMixin
+from tierwise.store.checks import (
+    CHAT_FIELDS,
+    check_chat_fields,
+    check_count,
+    check_json,
+    check_text,
+    check_time,
+    message_columns,
+)
+from tierwise.store.engine import create_engine, migrate_engine
+from tierwise.store.errors import NotFoundError
+from tierwise.store.records import Chat, StoredMessage, ToolCallRecord, User
+
+__all__ = ["CHAT_FIELDS", "Store"]
+
+
+def _rowcount(result: sa.Result[Any]) -> int:
+    """Rows an UPDATE matched (both backends report matched rows, not only changed ones)."""
+    return int(cast("sa.CursorResult[Any]", result).rowcount)
+
+
+class Store(ArtifactsMixin):
+    """Persistent chats, messages, segments, blobs, snapshots and audit, scoped per user.
+
+    Build one with :meth:`open` (migrates first); use it from any thread; :meth:`close` it.
+    """
+
+    @classmethod
+    def open(cls, url: str | URL | None = None) -> Store:
+        """Migrate the database at ``url`` to the newest schema and return a store on it.
+
+        ``url`` defaults to ``TIERWISE_DATABASE_URL``, else the SQLite file in the data dir.
+        """
+        engine = create_engine(url)
+        try:
+            migrate_engine(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine)
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # users ---------------------------------------------------------------------------------------
+
+    def create_user(self, name: str, *, user_id: str | None = None) -> User:
+        """A new user (``user_id`` generated unless given; an id in use is an :class:`InputError`)."""
+        check_text("name", name)
+        if user_id is not None and not (isinstance(user_id, str) and 0 < len(user_id) <= 36):
+            raise InputError(f"a user id is a string of 1 to 36 characters, got {user_id!r}")
+        row = models.User(id=user_id or models.new_id(), name=name, created_at=models.utcnow())
+        with self._write() as session:
+            if user_id is not None and session.get(models.User, user_id) is not None:
+                raise InputError(f"user {user_id!r} already exists")
+            session.add(row)
+            return User.of(row)
+
+    def get_user(self, user_id: str) -> User:
+        """The user, or :class:`NotFoundError`."""
+        with self._read() as session:
+            return User.of(self._user(session, user_id))
+
+    # chats ---------------------------------------------------------------------------------------
+
+    def create_chat(
+        self,
+        user_id: str,
+        *,
+        title: str = "New Chat",
+        context_type: str = "global",
+        entity_id: str | None = None,
+        token_limit: int = 10_000,
+    ) -> Chat:
+        """A new, empty chat of ``user_id`` (defaults from seed 002)."""
+        check_text("title", title)
+        check_text("context_type", context_type)
+        check_text("entity_id", entity_id, optional=True)
+        check_count("token_limit", token_limit)
+        now = models.utcnow()
+        with self._write() as session:
+            self._user(session, user_id)
+            row = models.Chat(
+                id=models.new_id(),
+                user_id=user_id,
+                context_type=context_type,
+                entity_id=entity_id,
+                title=title,
+                title_generated=False,
+                conversation_summary=None,
+                key_decisions=[],
+                created_entities=[],
+                total_tokens_used=0,
+                token_limit=token_limit,
+                message_count=0,
+                messages_archived=0,
+                last_compression_at=None,
+                narrative=None,
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(row)
+            return Chat.of(row)
+
+    def get_chat(self, user_id: str, chat_id: str) -> Chat:
+        """The chat, or :class:`NotFoundError` if ``user_id`` has no chat ``chat_id``."""
+        with self._read() as session:
+            return Chat.of(self._chat(session, user_id, chat_id))
+
+    def list_chats(
+        self,
+        user_id: str,
+        *,
+        context_type: str | None = None,
+        entity_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[Chat]:
+        """The user's chats, most recently updated first, optionally for one context."""
+        query = sa.select(models.Chat).where(models.Chat.user_id == user_id)
+        if context_type is not None:
+            query = query.where(models.Chat.context_type == context_type)
+        if entity_id is not None:
+            query = query.where(models.Chat.entity_id == entity_id)
+        query = query.order_by(models.Chat.updated_at.desc(), models.Chat.id.desc())
+        if limit is not None:
+            query = query.limit(check_count("limit", limit))
+        with self._read() as session:
+            return [Chat.of(row) for row in session.scalars(query)]
+
+    def rename_chat(self, user_id: str, chat_id: str, title: str) -> Chat:
+        """Give the chat a title chosen by the user (``title_generated`` becomes false)."""
+        return self.update_chat(user_id, chat_id, title=title, title_generated=False)
+
+    def update_chat(self, user_id: str, chat_id: str, **fields: Any) -> Chat:
+        """Change the chat's fields (names in :data:`CHAT_FIELDS`) and return it."""
+        check_chat_fields(fields)
+        with self._write() as session:
+            row = self._chat(session, user_id, chat_id, lock=True)
+            for key, value in fields.items():
+                setattr(row, key, value)
+            row.updated_at = models.utcnow()
+            session.flush()
+            return Chat.of(row)
+
+    def delete_chat(self, user_id: str, chat_id: str) -> None:
+        """Delete the chat with its messages, tool calls, segments and snapshots (blobs and audit stay)."""
+        with self._write() as session:
+            self._chat(session, user_id, chat_id, lock=True)
+            for table in (models.ChatToolCall, models.ChatMessage, models.Segment):
+                session.execute(sa.delete(table).where(table.user_id == user_id, table.chat_id == chat_id))
+            snapshots = models.ContextSnapshot
+            session.execute(
+                sa.delete(snapshots).where(snapshots.user_id == user_id, snapshots.session_id == chat_id)
+            )
+            session.execute(sa.delete(models.Chat).where(models.Chat.id == chat_id))
+
+    # messages ------------------------------------------------------------------------------------
+
+    def add_message(
+        self,
+        user_id: str,
+        chat_id: str,
+        message: Mapping[str, Any],
+        *,
+        token_count: int,
+        at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tool_results: list[Any] | None = None,
+    ) -> StoredMessage:
+        """Append an OpenAI-format message at the chat's next ``seq`` (0, 1, 2 … atomically).
+
+        Args:
+            user_id: the chat's owner.
+            chat_id: the chat.
+            message: ``{"role", "content", …}``; keys other than the OpenAI ones are kept and returned.
+            token_count: the message's exact token count.
+            at: when it was said (timezone-aware; default now).
+            metadata: anything JSON to keep beside the message (never sent to a model).
+            tool_results: results of the tool calls this assistant message made, if kept inline.
+        """
+        columns = message_columns(message)
+        check_count("token_count", token_count)
+        check_time("at", at)
+        meta = dict(check_json("metadata", dict(metadata or {})))
+        check_json("tool_results", tool_results)
+        chat = models.Chat
+        with self._write() as session:
+            # One statement takes the position and locks the chat: concurrent appends queue here.
+            taken = session.execute(
+                sa.update(chat)
+                .where(chat.id == chat_id, chat.user_id == user_id)
+                .values(message_count=chat.message_count + 1, updated_at=models.utcnow())
+                .returning(chat.message_count)
+                .execution_options(synchronize_session=False)
+            ).scalar_one_or_none()
+            if taken is None:
+                raise NotFoundError("chat", chat_id, user_id)
+            row = models.ChatMessage(
+                id=models.new_id(),
+                chat_id=chat_id,
+                user_id=user_id,
+                seq=taken - 1,
+                tool_results=tool_results,
+                is_archived=False,
+                is_in_summary=False,
+                segment_id=None,
+                token_count=token_count,
+                created_at=at or models.utcnow(),
+                metadata_=meta,
+                **columns,
+            )
+            session.add(row)
+            session.flush()
+            return StoredMessage.of(row)
+
+    def list_messages(
+        self,
+        user_id: str,
+        chat_id: str,
+        *,
+        include_archived: bool = True,
+        after_seq: int | None = None,
+        limit: int | None = None,
+    ) -> list[StoredMessage]:
+        """The chat's messages in ``seq`` order (only those after ``after_seq``, if given)."""
+        msg = models.ChatMessage
+        query = sa.select(msg).where(msg.user_id == user_id, msg.chat_id == chat_id)
+        if not include_archived:
+            query = query.where(msg.is_archived.is_(False))
+        if after_seq is not None:
+            query = query.where(msg.seq > after_seq)
+        query = query.order_by(msg.seq)
+        if limit is not None:
+            query = query.limit(check_count("limit", limit))
+        with self._read() as session:
+            self._chat(session, user_id, chat_id)
+            return [StoredMessage.of(row) for row in session.scalars(query)]
+
+    def get_message(self, user_id: str, chat_id: str, seq: int) -> StoredMessage:
+        """The message at ``seq``, or :class:`NotFoundError`."""
+        msg = models.ChatMessage
+        query = sa.select(msg).where(msg.user_id == user_id, msg.chat_id == chat_id, msg.seq == seq)
+        with self._read() as session:
+            row = session.scalars(query).one_or_none()
+            if row is None:
+                raise NotFoundError("message", f"{chat_id}#{seq}", user_id)
+            return StoredMessage.of(row)
+
+    def archive_messages(self, user_id: str, chat_id: str, upto_seq: int) -> int:
+        """Mark every message up to ``upto_seq`` (inclusive) archived; nothing is deleted.
+
+        Returns:
+            How many messages became archived now; ``Chat.messages_archived`` counts them all.
+        """
+        msg = models.ChatMessage
+        with self._write() as session:
+            row = self._chat(session, user_id, chat_id, lock=True)
+            changed = _rowcount(
+                session.execute(
+                    sa.update(msg)
+                    .where(msg.user_id == user_id, msg.chat_id == chat_id, msg.seq <= upto_seq)
+                    .where(msg.is_archived.is_(False))
+                    .values(is_archived=True)
+                    .execution_options(synchronize_session=False)
+                )
+            )
+            row.messages_archived = (
+                session.scalar(
+                    sa.select(sa.func.count())
+                    .select_from(msg)
+                    .where(msg.user_id == user_id, msg.chat_id == chat_id, msg.is_archived.is_(True))
+                )
+                or 0
+            )
+            row.updated_at = models.utcnow()
+            return changed
+
+    def mark_in_summary(
+        self, user_id: str, chat_id: str, first_seq: int, last_seq: int, *, in_summary: bool = True
+    ) -> int:
+        """Set ``is_in_summary`` on messages ``first_seq``..``last_seq``; returns how many exist there."""
+        msg = models.ChatMessage
+        with self._write() as session:
+            self._chat(session, user_id, chat_id)
+            return _rowcount(
+                session.execute(
+                    sa.update(msg)
+                    .where(msg.user_id == user_id, msg.chat_id == chat_id)
+                    .where(msg.seq >= first_seq, msg.seq <= last_seq)
+                    .values(is_in_summary=in_summary)
+                    .execution_options(synchronize_session=False)
+                )
+            )
+
+    # tool calls ----------------------------------------------------------------------------------
+
+    def add_tool_call(
+        self,
+        user_id: str,
+        chat_id: str,
+        message_id: str,
+        tool_name: str,
+        arguments: Mapping[str, Any],
+        *,
+        result: Any = None,
+        blob_sha256: str | None = None,
+        duration_ms: int | None = None,
+        success: bool = True,
+        error: str | None = None,
+        at: datetime | None = None,
+    ) -> ToolCallRecord:
+        """Record one tool execution asked for by message ``message_id`` of the chat."""
+        check_text("tool_name", tool_name)
+        args = dict(check_json("arguments", dict(arguments)))
+        check_json("result", result)
+        check_count("duration_ms", duration_ms, optional=True)
+        check_text("error", error, optional=True)
+        check_time("at", at)
+        msg = models.ChatMessage
+        with self._write() as session:
+            self._chat(session, user_id, chat_id)
+            found = session.scalar(
+                sa.select(msg.id).where(msg.id == message_id, msg.user_id == user_id, msg.chat_id == chat_id)
+            )
+            if found is None:
+                raise NotFoundError("message", message_id, user_id)
+            if blob_sha256 is not None and session.get(models.Blob, (user_id, blob_sha256)) is None:
+                raise NotFoundError("blob", blob_sha256, user_id)
+            row = models.ChatToolCall(
+                id=models.new_id(),
+                chat_id=chat_id,
+                message_id=message_id,
+                user_id=user_id,
+                tool_name=tool_name,
+                arguments=args,
+                result=result,
+                blob_sha256=blob_sha256,
+                duration_ms=duration_ms,
+                success=bool(success),
+                error=error,
+                created_at=at or models.utcnow(),
+            )
+            session.add(row)
+            session.flush()
+            return ToolCallRecord.of(row)
+
+    def list_tool_calls(
+        self, user_id: str, chat_id: str, *, message_id: str | None = None
+    ) -> list[ToolCallRecord]:
+        """The chat's tool calls in the order they were recorded (one message's, if given)."""
+        call = models.ChatToolCall
+        query = sa.select(call).where(call.user_id == user_id, call.chat_id == chat_id)
+        if message_id is not None:
+            query = query.where(call.message_id == message_id)
+        with self._read() as session:
+            self._chat(session, user_id, chat_id)
+            return [ToolCallRecord.of(r) for r in session.scalars(query.order_by(call.created_at, call.id))]

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tierwise import Budget, TokenCounter
+from tierwise.bench.synthetic import synthetic_history, timestamped
+from tierwise.memory.assemble import pack_text, pack_turn
+from tierwise.memory.blobs import InMemoryBlobStore
+from tierwise.memory.engine import Memory, MemoryPolicy
+from tierwise.memory.turns import Turn
+from tierwise.replay import replay
+
+COUNTER = TokenCounter()
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+
+def chat(memory: Memory, n: int, *, topic: str = "launch", start: datetime = T0) -> None:
+    for i in range(n):
+        at = start + timedelta(minutes=i)
+        memory.add({"role": "user", "content": f"Question {i} about the {topic} plan and its owners."}, at=at)
+        memory.add({"role": "assistant", "content": f"Answer {i}: the {topic} work is on track."}, at=at)
+
+
+def test_layers_fit_and_carry_narrative_headers_history() -> None:
+    memory = Memory()
+    chat(memory, 20, topic="launch")
+    chat(memory, 20, topic="kitchen", start=T0 + timedelta(days=2))
+    chat(memory, 20, topic="thesis", start=T0 + timedelta(days=4))
+    budget = Budget(window=2000)
+    pack = pack_turn(memory, budget, [{"role": "user", "content": "What did we say about the kitchen?"}])
+    kinds = {layer.kind for layer in pack.report.layers if layer.status != "dropped"}
+    assert {"narrative", "headers", "history", "input"} <= kinds
+    assert pack.report.total_tokens <= 2000
+    text = pack_text(pack)
+    assert "kitchen" in text
+    assert pack.messages[-1]["content"] == "What did we say about the kitchen?"
+
+
+def test_retrieved_turns_are_verbatim_and_old() -> None:
+    memory = Memory()
+    memory.add(
+        {"role": "user", "content": "Dana said the venue deposit for Wildflower Farm is $1,200."}, at=T0
+    )
+    memory.add({"role": "assistant", "content": "Noted the Wildflower Farm deposit."}, at=T0)
+    chat(memory, 120, topic="unrelated", start=T0 + timedelta(days=1))
+    pack = pack_turn(
+        memory, Budget(window=1500), [{"role": "user", "content": "How much was the Wildflower deposit?"}]
+    )
+    assert "Dana said the venue deposit for Wildflower Farm is $1,200." in pack_text(pack)
+    assert any(layer.kind == "retrieved" and layer.status != "dropped" for layer in pack.report.layers)
+
+
+def test_compaction_steps_are_logged_and_monotone() -> None:
+    memory = Memory(policy=MemoryPolicy(history_share=0.2))
+    chat(memory, 200)
+    pack_turn(memory, Budget(window=1500), [{"role": "user", "content": "status?"}])
+    actions = [e.action for e in memory.events]
+    assert actions[:3] == ["summarize", "archive", "truncate"]
+    for e in memory.events:
+        assert e.live_from_after >= e.live_from_before
+        assert e.tokens_after <= e.tokens_before
+    assert memory.events[-1].tokens_after <= 0.8 * memory.events[-1].budget
+    before = len(memory.events)
+    pack_turn(memory, Budget(window=1500), [{"role": "user", "content": "status?"}])
+    assert all(not e.changed for e in memory.events[before:])  # nothing left to do: no loop
+    assert memory.archived_upto > 0 and len(memory.turns) == 400  # archived, never deleted
+
+
+def test_recall_by_id_with_quota_and_unknown_ids() -> None:
+    memory = Memory(policy=MemoryPolicy(fulls_per_turn=1))
+    chat(memory, 5, topic="launch")
+    chat(memory, 5, topic="kitchen", start=T0 + timedelta(days=1))
+    chat(memory, 5, topic="thesis", start=T0 + timedelta(days=2))
+    memory.begin_turn()
+    full = memory.recall(["S1"], "full")
+    assert "Question 0 about the launch plan" in full
+    limited = memory.recall(["s2"], "full")
+    assert "quota" in limited and "S2" in limited
+    assert "no such segment" in memory.recall(["S99"], "summary")
+    memory.begin_turn()
+    assert "Question 0 about the kitchen plan" in memory.recall(["S2"], "full")
+    assert memory.recall(["S1"], "header").startswith("S1 ")
+
+
+def test_large_tool_results_become_blobs() -> None:
+    blobs = InMemoryBlobStore()
+    memory = Memory(blobs=blobs)
+    memory.add({"role": "user", "content": "list my tasks"})
+    call = {"id": "c1", "type": "function", "function": {"name": "list_tasks", "arguments": "{}"}}
+    memory.add({"role": "assistant", "content": None, "tool_calls": [call]})
+    big = (
+        '{"tasks": ['
+        + ",".join(f'{{"id": "task_{i}", "title": "Task number {i}"}}' for i in range(400))
+        + "]}"
+    )
+    memory.add({"role": "tool", "tool_call_id": "c1", "name": "list_tasks", "content": big})
+    stored = memory.messages[-1]["content"]
+    assert "sha256" in stored and COUNTER.count(stored) < 200
+    assert memory.messages[-1]["tool_call_id"] == "c1"
+
+
+@pytest.mark.parametrize("budget", [1200, 4000])
+def test_replay_two_thousand_turns_within_budget_and_nothing_lost(budget: int) -> None:
+    transcript = timestamped(synthetic_history(2000))
+    times = [datetime.fromisoformat(m.pop("timestamp")) for m in transcript]
+    report = replay(transcript, times, Budget(window=budget), counter=COUNTER)
+    assert report.messages == 1999 and report.lost == 0
+    assert report.all_within_budget and len(report.rows) > 500
+    assert any(e["action"] == "truncate" for e in report.compactions)
+    assert max(r.pack_tokens for r in report.rows) <= budget
+
+
+def test_add_turn_checks_position() -> None:
+    memory = Memory()
+    with pytest.raises(ValueError, match="expected 0"):
+        memory.add_turn(Turn("x", 3, "user", "hi"))
