@@ -218,6 +218,58 @@ def _store_sink(title: str) -> Any:
     return (add, lambda: len(db.list_messages(user.id, chat.id)))
 
 
+@bench_app.command("locomo")
+def bench_locomo_command(
+    data: Annotated[
+        Path, typer.Option(help="LoCoMo JSON (e.g. ../shared/bench/locomo/locomo-dev.json).")
+    ] = Path("../shared/bench/locomo/locomo-dev.json"),
+    budget: Annotated[int, typer.Option(help="Tokens per pack, question included.")] = 2000,
+    encoding: Annotated[str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")] = DEFAULT_ENCODING,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    dump: Annotated[
+        Path | None, typer.Option(help="Write one JSON line per question (pack text included) here.")
+    ] = None,
+    limit_questions: Annotated[
+        int | None, typer.Option(help="Score at most this many questions per conversation.")
+    ] = None,
+    dense: Annotated[
+        bool | None,
+        typer.Option(
+            "--dense/--no-dense",
+            help="Add the embeddings signal (extra 'embeddings'); default: if installed.",
+        ),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
+) -> None:
+    """Evidence recall of packs on LoCoMo, with recency and BM25 baselines in the same run."""
+    from tierwise.bench.locomo import run_locomo_benchmark
+
+    try:
+        if encoding not in ENCODINGS:
+            raise InputError(
+                f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}"
+            )
+        if limit_questions is not None and limit_questions < 1:
+            raise InputError("--limit-questions must be at least 1")
+        if not data.exists():
+            raise InputError(f"no such file: {data}; pass --data PATH to locomo-dev.json")
+        result = run_locomo_benchmark(
+            data,
+            budget=budget,
+            encoding=encoding,
+            retrieval_tokens=None,
+            limit_questions=limit_questions,
+            dump=dump,
+            as_json=as_json,
+            dense=dense,
+        )
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
 @bench_app.command("pack")
 def bench_pack_command(
     sizes: Annotated[

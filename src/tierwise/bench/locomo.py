@@ -36,7 +36,10 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.table import Table
 
+from tierwise.budget import Budget
 from tierwise.errors import InputError
+from tierwise.memory.assemble import pack_text, pack_turn
+from tierwise.memory.engine import Memory
 from tierwise.memory.retrieval import Embedder, TurnRetriever, default_embedder, tokenize
 from tierwise.memory.turns import Turn, render_turn
 from tierwise.tokens import TokenCounter
@@ -105,6 +108,34 @@ def build_pack(
         if tokens <= budget or not chosen:
             return text, tokens
         allowance -= tokens - budget  # joins can merge differently than lines counted alone
+
+
+class MemoryEngine:
+    """tierwise's memory as a contender: sessions go in one by one, each an explicit segment boundary.
+
+    Packs are built by :func:`memory_pack` exactly as for a chat: narrative, segment headers,
+    summaries, recent turns in full and retrieved turns, with the question as the newest user message.
+    """
+
+    def __init__(self, *, embedder: Embedder | None = None, counter: TokenCounter | None = None) -> None:
+        self.memory = Memory(counter=counter, retriever=TurnRetriever(embedder=embedder))
+
+    def add(self, turns: Sequence[Turn]) -> None:
+        """Remember one session."""
+        for k, turn in enumerate(turns):
+            self.memory.add_turn(turn, boundary=k == 0)
+
+    def prepare(self) -> None:
+        """Build the retrieval index now (after ingestion, before the questions are timed)."""
+        self.memory.retriever.prepare()
+
+
+def memory_pack(
+    engine: MemoryEngine, turns: Sequence[Turn], question: str, budget: int, counter: TokenCounter
+) -> tuple[str, int]:
+    """The pack tierwise sends for ``question``: its text and exact token count."""
+    pack = pack_turn(engine.memory, Budget(window=budget), [{"role": "user", "content": question}])
+    return pack_text(pack), pack.report.total_tokens
 
 
 class RecencyBaseline:
@@ -402,14 +433,22 @@ def run_locomo_benchmark(
             )
     if dense is False:
         embedder = None
-    tierwise_pack: Packer = packer or partial(build_pack, retrieval_tokens=allowance)
+    tierwise_pack: Packer = packer or memory_pack
     whole: Packer = build_pack
 
-    contenders: list[tuple[str, Callable[[], Any], Packer]] = [("tierwise", TurnRetriever, tierwise_pack)]
+    contenders: list[tuple[str, Callable[[], Any], Packer]] = [
+        ("tierwise", lambda: MemoryEngine(counter=counter), tierwise_pack)
+    ]
     if embedder is not None:
         emb = embedder
-        contenders.append(("tierwise+dense", lambda: TurnRetriever(embedder=emb), tierwise_pack))
-    contenders += [("bm25", Bm25Baseline, whole), ("recency", RecencyBaseline, whole)]
+        contenders.append(
+            ("tierwise+dense", lambda: MemoryEngine(embedder=emb, counter=counter), tierwise_pack)
+        )
+    contenders += [
+        ("retriever only", TurnRetriever, partial(build_pack, retrieval_tokens=allowance)),
+        ("bm25", Bm25Baseline, whole),
+        ("recency", RecencyBaseline, whole),
+    ]
     rows = {name: _Row(name) for name, _, _ in contenders}
 
     dumped = "tierwise+dense" if embedder is not None else "tierwise"

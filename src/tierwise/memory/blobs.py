@@ -151,7 +151,7 @@ class InMemoryBlobStore:
 def _size(n: int) -> str:
     if n < 1000:
         return f"{n} B"
-    if n < 1_000_000:
+    if n < 999_950:
         return f"{n / 1000:.1f} kB"
     return f"{n / 1_000_000:.1f} MB"
 
@@ -291,6 +291,22 @@ def _parse_json(content: str) -> Any:
         return _NOT_JSON
 
 
+def _fit_words(out: str, words: list[str], max_tokens: int, counter: TokenCounter) -> str:
+    """``out`` and the longest prefix of ``words`` that fits, marked ``…`` ("" if no word fits)."""
+
+    def cut(n: int) -> str:
+        return f"{out} {' '.join(words[:n]).rstrip(',;:')} …".strip()
+
+    lo, hi = 0, len(words)  # by bisection: counts grow with the number of words
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if counter.count(cut(mid)) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return cut(lo) if lo else ""
+
+
 def _fit(parts: Sequence[str], max_tokens: int, counter: TokenCounter) -> str:
     """Whole parts while they fit, then as many words of the next as fit, marked ``…``."""
     out = ""
@@ -299,16 +315,9 @@ def _fit(parts: Sequence[str], max_tokens: int, counter: TokenCounter) -> str:
         if counter.count(joined) <= max_tokens:
             out = joined
             continue
-        words = part.split(" ")
-        lo, hi = 0, len(words)  # the longest prefix of words that fits, by bisection
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if counter.count(f"{out} {' '.join(words[:mid])} …".strip()) <= max_tokens:
-                lo = mid
-            else:
-                hi = mid - 1
-        if lo:
-            return f"{out} {' '.join(words[:lo]).rstrip(',;:')} …".strip()
+        words = _fit_words(out, part.split(" "), max_tokens, counter)
+        if words:
+            return words
         if not out:  # one long word (minified text, CJK): cut between tokens
             return truncate_text(part, max_tokens, counter, min_tokens=1, marker=" …", force=True) or ""
         return out

@@ -92,7 +92,7 @@ class Memory:
         self.summarizer = summarizer
         self.scrubber = scrubber if scrubber is not None else Scrubber()
         self.blobs = blobs
-        self.retriever = retriever or TurnRetriever()
+        self.retriever = retriever if retriever is not None else TurnRetriever()
         self.turns: list[Turn] = []
         self.messages: list[Mapping[str, Any]] = []
         self.costs: list[int] = []  # tokens of each turn as a chat message

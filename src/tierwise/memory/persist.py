@@ -1,0 +1,205 @@
+"""Memory bound to a stored chat: persisted first, written through, audited.
+
+:class:`ChatMemory` is what the chat engine and the service use. Every message is stored before
+memory (or any model) sees it; closed segments, the narrative and archiving are written through to
+the store; every pack's composition, drops and reasons go to the audit log with its checksum, and a
+context snapshot (seed 004) is saved per pack. :meth:`ChatMemory.load` rebuilds memory from what the
+store holds, so a chat survives a restart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from tierwise.budget import Budget, PruningBand
+from tierwise.memory.assemble import pack_turn
+from tierwise.memory.blobs import BlobRef
+from tierwise.memory.engine import Form, Memory
+from tierwise.memory.narrative import Narrative
+from tierwise.memory.turns import Turn
+from tierwise.packing.report import Pack
+from tierwise.store import Store
+
+__all__ = ["ChatMemory", "StoreBlobs", "record_pack"]
+
+
+class StoreBlobs:
+    """The store's ``blobs`` table as a :class:`~tierwise.memory.blobs.BlobStore` for one user."""
+
+    def __init__(self, store: Store, user_id: str) -> None:
+        self.store = store
+        self.user_id = user_id
+
+    def put(self, content: bytes, *, mime: str, summary: str, entities: Sequence[str]) -> BlobRef:
+        """Store ``content`` once per user and sha256."""
+        ref = self.store.put_blob(self.user_id, content, mime, summary=summary, entities=list(entities))
+        return BlobRef(ref.sha256, ref.size, ref.mime)
+
+    def get(self, sha256: str, start: int | None = None, end: int | None = None) -> bytes:
+        """The bytes ``[start, end)`` of this user's blob."""
+        return self.store.get_blob(self.user_id, sha256, start, end)
+
+
+class ChatMemory:
+    """One stored chat's memory.
+
+    Args:
+        store: the store (scoped by ``user_id`` on every call).
+        user_id: the chat's owner.
+        chat_id: the chat.
+        memory: the in-memory engine (a new :class:`Memory` by default).
+    """
+
+    def __init__(self, store: Store, user_id: str, chat_id: str, memory: Memory | None = None) -> None:
+        self.store = store
+        self.user_id = user_id
+        self.chat_id = chat_id
+        self.memory = memory or Memory(blobs=StoreBlobs(store, user_id))
+        self._saved_segments: dict[str, tuple[int, bool]] = {}
+        self._archived_seq = -1
+
+    @classmethod
+    def load(cls, store: Store, user_id: str, chat_id: str, memory: Memory | None = None) -> ChatMemory:
+        """Rebuild memory from the stored messages (and the stored narrative, if any)."""
+        chat = store.get_chat(user_id, chat_id)  # raises NotFoundError for another user's chat
+        bound = cls(store, user_id, chat_id, memory)
+        for stored in store.list_messages(user_id, chat_id):
+            bound.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
+        if chat.narrative:
+            bound.memory.narrative = Narrative.from_dict(dict(chat.narrative))
+        bound._archived_seq = chat.messages_archived - 1
+        bound._sync()
+        return bound
+
+    def add(self, message: Mapping[str, Any], *, at: datetime | None = None) -> Turn:
+        """Store ``message`` (committed first), then remember it."""
+        stored = self.store.add_message(
+            self.user_id,
+            self.chat_id,
+            message,
+            token_count=self.memory.counter.count_message(message),
+            at=at,
+        )
+        turn = self.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
+        self._sync()
+        return turn
+
+    def pack(
+        self,
+        budget: Budget,
+        current: Sequence[Mapping[str, Any]],
+        *,
+        system: str | None = None,
+        tools: Sequence[Mapping[str, Any]] = (),
+        requested: Sequence[tuple[str, Form]] = (),
+        seed: str | int | None = None,
+        band: PruningBand | None = None,
+        health: float | None = None,
+    ) -> Pack:
+        """Build a pack (see :func:`~tierwise.memory.assemble.pack_turn`), audit it and snapshot it."""
+        events_before = len(self.memory.events)
+        pack = pack_turn(
+            self.memory,
+            budget,
+            current,
+            system=system,
+            tools=tools,
+            requested=requested,
+            seed=seed,
+            band=band,
+            health=health,
+        )
+        for event in self.memory.events[events_before:]:
+            self.store.audit(
+                self.user_id,
+                "compaction",
+                chat_id=self.chat_id,
+                details={
+                    "action": event.action,
+                    "threshold": event.threshold,
+                    "tokens_before": event.tokens_before,
+                    "tokens_after": event.tokens_after,
+                    "budget": event.budget,
+                    "changed": event.changed,
+                },
+            )
+        self._sync()
+        record_pack(self.store, self.user_id, self.chat_id, pack)
+        return pack
+
+    def _sync(self) -> None:
+        """Write closed segments, the narrative and archiving through to the store."""
+        memory, store = self.memory, self.store
+        for seg in memory.segments:
+            state = (seg.last, seg.closed)
+            if not seg.closed or self._saved_segments.get(seg.id) == state:
+                continue
+            store.save_segment(
+                self.user_id,
+                self.chat_id,
+                seg.id,
+                seq=seg.seq,
+                first_seq=seg.first,
+                last_seq=seg.last,
+                header=seg.header,
+                summary=seg.summary,
+                entities=list(seg.entities),
+                topic=seg.topic,
+                outcome=seg.outcome,
+                token_count=seg.tokens,
+                boundary_reason=seg.boundary,
+                started_at=seg.started_at,
+                ended_at=seg.ended_at,
+            )
+            self._saved_segments[seg.id] = state
+        upto = memory.archived_upto - 1
+        if upto > self._archived_seq:
+            store.archive_messages(self.user_id, self.chat_id, upto)
+            self._archived_seq = upto
+        if not memory.narrative.is_empty():
+            store.update_chat(self.user_id, self.chat_id, narrative=memory.narrative.to_dict())
+
+
+def record_pack(store: Store, user_id: str, chat_id: str, pack: Pack, *, budget_percent: float = 0.0) -> None:
+    """Audit a pack (composition, drops, reasons, checksum) and save its context snapshot."""
+    report = pack.report
+    breakdown: dict[str, dict[str, int]] = {}
+    for layer in report.layers:
+        entry = breakdown.setdefault(layer.kind, {"tokens": 0, "items": 0})
+        entry["tokens"] += layer.tokens
+        entry["items"] += 1 if layer.status != "dropped" else 0
+    store.audit(
+        user_id,
+        "pack",
+        chat_id=chat_id,
+        checksum=report.checksum,
+        details={
+            "total_tokens": report.total_tokens,
+            "budget": report.budget,
+            "tokens_saved": report.tokens_saved,
+            "dropped": report.dropped,
+            "truncated": report.truncated,
+            "layers": [
+                {
+                    "id": r.id,
+                    "kind": r.kind,
+                    "tokens": r.tokens,
+                    "tokens_full": r.tokens_full,
+                    "status": r.status,
+                    "reason": r.reason,
+                }
+                for r in report.layers
+            ],
+        },
+    )
+    store.save_snapshot(
+        user_id,
+        chat_id,
+        tier_breakdown={**breakdown, "total": {"tokens": report.total_tokens, "items": len(report.layers)}},
+        total_tokens=report.total_tokens,
+        budget_percent=budget_percent if report.health is None else round((1 - report.health) * 100, 2),
+        pruning_strategy={"band": report.band, "health": report.health, "policy": report.policy},
+        checksum=report.checksum,
+    )

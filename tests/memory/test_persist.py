@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tierwise import Budget
+from tierwise.memory.persist import ChatMemory
+from tierwise.store import NotFoundError, Store
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+
+def fill(chat: ChatMemory, days: int = 3, turns: int = 15) -> None:
+    for d in range(days):
+        for i in range(turns):
+            at = T0 + timedelta(days=d, minutes=i)
+            chat.add(
+                {"role": "user", "content": f"Day {d} question {i} about topic{d} and its owners?"}, at=at
+            )
+            chat.add({"role": "assistant", "content": f"Day {d} answer {i}: topic{d} is on track."}, at=at)
+
+
+def test_messages_segments_narrative_audit_and_snapshots_are_stored(store: Any) -> None:
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    memory = ChatMemory(s, user.id, chat.id)
+    fill(memory)
+    assert len(s.list_messages(user.id, chat.id)) == 90
+    pack = memory.pack(Budget(window=800), [{"role": "user", "content": "what about topic0?"}])
+    assert pack.report.total_tokens <= 800
+    segments = s.list_segments(user.id, chat.id)
+    assert [seg.id for seg in segments][:2] == ["S1", "S2"] and all(seg.header for seg in segments)
+    assert s.get_chat(user.id, chat.id).narrative
+    audit = s.list_audit(user.id, chat_id=chat.id)
+    packs = [a for a in audit if a.event == "pack"]
+    assert packs and packs[0].checksum == pack.checksum
+    assert {"layers", "dropped", "truncated"} <= set(packs[0].details)
+    assert any(a.event == "compaction" for a in audit)
+    snapshot = s.latest_snapshot(user.id, chat.id)
+    assert snapshot is not None and snapshot.total_tokens == pack.report.total_tokens
+    assert snapshot.checksum == pack.checksum
+    # archiving marks, never deletes
+    assert s.get_chat(user.id, chat.id).messages_archived > 0
+    assert len(s.list_messages(user.id, chat.id)) == 90
+
+
+def test_load_rebuilds_the_same_memory(store: Any) -> None:
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    first = ChatMemory(s, user.id, chat.id)
+    fill(first, days=2, turns=10)
+    again = ChatMemory.load(s, user.id, chat.id)
+    assert [t.text for t in again.memory.turns] == [t.text for t in first.memory.turns]
+    assert [seg.id for seg in again.memory.segments] == [seg.id for seg in first.memory.segments]
+    question = [{"role": "user", "content": "topic1?"}]
+    a = first.pack(Budget(window=600), question)
+    b = again.pack(Budget(window=600), question)
+    assert a.checksum == b.checksum
+
+
+def test_another_users_chat_cannot_be_loaded(store: Any) -> None:
+    s: Store = store
+    owner, other = s.create_user("a"), s.create_user("b")
+    chat = s.create_chat(owner.id)
+    with pytest.raises(NotFoundError):
+        ChatMemory.load(s, other.id, chat.id)
+
+
+def test_big_tool_results_go_to_the_users_blobs(store: Any) -> None:
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    memory = ChatMemory(s, user.id, chat.id)
+    memory.add({"role": "user", "content": "list my tasks"})
+    call = {"id": "c1", "type": "function", "function": {"name": "list_tasks", "arguments": "{}"}}
+    memory.add({"role": "assistant", "content": None, "tool_calls": [call]})
+    big = "\n".join(f"task_{i}: write section {i} of the report for Dana" for i in range(300))
+    memory.add({"role": "tool", "tool_call_id": "c1", "content": big})
+    stored = s.list_messages(user.id, chat.id)[-1]
+    assert stored.content == big  # the store keeps the original
+    shown = memory.memory.messages[-1]["content"]
+    assert "sha256" in shown
+    digest = shown.split("sha256:")[1][:8]
+    assert digest
