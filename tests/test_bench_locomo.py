@@ -153,7 +153,7 @@ def test_recall_tokens_and_baselines(tmp_path: Path) -> None:
     assert result["scored"] == 3  # "Who is Ann?" has no evidence, "D9:9" does not exist
     assert result["skipped_no_evidence"] == 2
     rows = result["rows"]
-    assert set(rows) == {"tierwise", "bm25", "recency"}
+    assert set(rows) == {"tierwise", "retriever only", "bm25", "recency"}
     # the whole conversation fits in 2,000 tokens: every contender sees every turn
     for row in rows.values():
         assert row["recall"] == 1.0
@@ -196,8 +196,9 @@ def test_dump_lines(tmp_path: Path) -> None:
     first = lines[0]
     assert first["evidence"] == ["D1:1"] and first["category"] == 4
     assert "Hi Bob! Guess what, I adopted a cat named Luna." in first["pack_text"]
-    assert first["pack_text"].rstrip().endswith("Question: What is the name of Ann's cat?")
-    assert first["pack_tokens"] == TokenCounter("o200k_base").count(first["pack_text"]) <= 300
+    assert first["pack_text"].rstrip().endswith("What is the name of Ann's cat?")  # the newest message
+    assert first["pack_tokens"] <= 300  # the exact prompt count (message framing included)
+    assert TokenCounter("o200k_base").count(first["pack_text"]) < first["pack_tokens"]
     assert lines[1]["evidence"] == ["D2:1", "D2:2"]
 
 
@@ -208,7 +209,7 @@ def test_custom_packer_and_json(tmp_path: Path) -> None:
         retriever: Any, turns: Sequence[Turn], question: str, budget: int, counter: TokenCounter
     ) -> tuple[str, int]:
         calls.append(question)
-        return build_pack(retriever, turns, question, budget, counter, retrieval_tokens=100)
+        return build_pack(retriever.memory.retriever, turns, question, budget, counter, retrieval_tokens=100)
 
     result, out = run(write(tmp_path, [sample()]), budget=500, packer=packer, as_json=True)
     assert len(calls) == 5

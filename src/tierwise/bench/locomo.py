@@ -127,7 +127,7 @@ class MemoryEngine:
 
     def prepare(self) -> None:
         """Build the retrieval index now (after ingestion, before the questions are timed)."""
-        self.memory.retriever.prepare()
+        self.memory.index()
 
 
 def memory_pack(

@@ -155,8 +155,23 @@ class Memory:
         _, closed = self.segmenter.add(turn, self.costs[-1], boundary=boundary)
         if closed is not None:
             self._close(closed)
-        self.retriever.add([turn])
         return turn
+
+    def index(self, upto: int | None = None, *, force: bool = True) -> None:
+        """Make turns before ``upto`` (default: all) searchable by retrieval.
+
+        Rebuilding the search index costs time in proportion to the conversation, so between
+        packs turns are indexed in batches (``force=False``): once the turns waiting are at least an
+        eighth of those indexed. The few waiting are the newest of the old turns, which the
+        summaries of recent segments cover meanwhile.
+        """
+        end = len(self.turns) if upto is None else min(upto, len(self.turns))
+        done = len(self.retriever)
+        waiting = end - done
+        if waiting <= 0 or (not force and waiting < max(16, done // 8)):
+            return
+        self.retriever.add(self.turns[done:end])
+        self.retriever.prepare()
 
     def _compress(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
         content = message.get("content")
@@ -316,6 +331,7 @@ class Memory:
         retrieval_budget = max(0, room - used - history_cost - 12)
         picked: list[Turn] = []
         if query and retrieval_budget > 0 and start > 0:
+            self.index(start, force=False)
             candidates = self.retriever.select(query, retrieval_budget, counter, exclude=shown)
             picked = [t for t in candidates if t.index < start]
         if picked:
@@ -339,15 +355,21 @@ class Memory:
                 turns = self.turns[seg.first : seg.last + 1]
                 make_trio(seg, turns, self.counter, scrubber=self.scrubber, summarize=False)
             lines.append(f"{seg.id} {seg.header}")
+        costs = [self.counter.count(line) + 1 for line in lines]  # +1: the newline
+        total = sum(costs)
         collapsed = hidden
+        # Collapse the oldest headers into one line until the rest fit (line costs add up; the
+        # joined text is counted exactly once at the end).
         while lines:
-            head = []
+            head = ""
             if collapsed:
                 first, last = self.segments[0], self.segments[collapsed - 1]
-                head = [f"{first.id}–{last.id}: {collapsed} earlier segments (recall by id)"]
-            text = "\n".join(head + lines)
-            if self.counter.count(text) <= budget or len(lines) == 1:
-                return text if self.counter.count(text) <= budget else ""
+                head = f"{first.id}–{last.id}: {collapsed} earlier segments (recall by id)"
+            if total + (self.counter.count(head) + 1 if head else 0) <= budget:
+                text = "\n".join([head, *lines] if head else lines)
+                if self.counter.count(text) <= budget:
+                    return text
+            total -= costs.pop(0)
             lines.pop(0)
             collapsed += 1
         return ""

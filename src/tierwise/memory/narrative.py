@@ -43,7 +43,7 @@ class Narrative:
     Example:
         >>> n = Narrative().merge(objective="Plan the Q4 launch.", entities=["Dana"])
         >>> n.render()
-        'Objective: Plan the Q4 launch.\\nActive: Dana'
+        'Objective: Plan the Q4 launch.\nActive: Dana'
     """
 
     story: tuple[str, ...] = ()  # one or two sentences per stretch of conversation, oldest first

@@ -208,6 +208,7 @@ class TurnRetriever:
         self.max_segment_turns = max_segment_turns
         self._turns: list[Turn] = []
         self._tokens: list[list[str]] = []  # BM25 terms of each indexed turn, cached across rebuilds
+        self._line_costs: dict[str, list[int]] = {}  # tokens of each turn's line, per encoding
         self._ids: set[str] = set()
         self._dirty = False
         # Built by _build(); see there.
@@ -400,17 +401,26 @@ class TurnRetriever:
             return []
         scores = self._masked(query, exclude, now)
         order = np.argsort(-scores, kind="stable")
+        costs = self._costs(counter)
+        smallest = min(costs) if costs else 0
         chosen: list[int] = []
         left = budget_tokens
         for i in order.tolist():
-            if scores[i] <= 0 or left <= 0:
+            if scores[i] <= 0 or left < smallest:
                 break
-            c = counter.count(render_turn(self._turns[i]) + "\n")
+            c = costs[i]
             if c <= left:
                 chosen.append(i)
                 left -= c
         chosen.sort()
         return [self._turns[i] for i in chosen]
+
+    def _costs(self, counter: TokenCounter) -> list[int]:
+        """Tokens of each indexed turn's line (and newline), cached per encoding."""
+        cached = self._line_costs.setdefault(counter.encoding_name, [])
+        for turn in self._turns[len(cached) :]:
+            cached.append(counter.count(render_turn(turn) + "\n"))
+        return cached
 
     def _masked(self, query: str, exclude: Collection[str], now: datetime | None) -> FloatArray:
         scores = self.scores(query)

@@ -127,7 +127,15 @@ def _regex(name: str, kind: str, pattern: str, check: Check | None = None, group
 # -- checks -----------------------------------------------------------------------------------------
 
 _PLACEHOLDERS = frozenset(f"[{kind}]" for kind in KINDS)
-_NOT_SECRETS = frozenset({"null", "none", "nil", "true", "false", "undefined", "redacted", "<redacted>"})
+# Unquoted values that are words, types or names rather than secrets (``password: str``, ``pwd=pwd``).
+_NOT_SECRETS = frozenset(
+    re.findall(
+        r"\S+",
+        "null none nil true false undefined redacted <redacted> yes no the a an to of for is are and or not "
+        "if in on str string bytes int optional required self this password passwd pwd secret passphrase "
+        "token key",
+    )
+)
 
 
 def _value(text: str, match: re.Match[str]) -> Span | None:
@@ -140,6 +148,8 @@ def _value(text: str, match: re.Match[str]) -> Span | None:
                 return None
             if value.startswith(("$", "%", "{{", "os.", "env.", "process.env")):
                 return None  # a reference to a secret (env var, template), not the secret
+            if group == 3 and text[match.end() : match.end() + 1] in ("(", "["):
+                return None  # code: ``password = getpass(...)``, ``pwd = auth[2]``
             return match.span(group)
     return None
 
@@ -277,8 +287,9 @@ _NUM_END = r"(?![\w/]|[.,:-]\d)"  # number end: not followed by more of a number
 _VALUE = (
     r"""(?:"([^"\\\r\n]{1,200})"|'([^'\\\r\n]{1,200})'|([^\s"',;&=<>()\[\]{}][^\s"',;&<>()\[\]{}]{0,199}))"""
 )
-_ASSIGN = r"""["']?\s*+[:=]\s*+"""
-_AFFIXED = r"(?:\w{0,30}[_-])?(?:%s)(?:[_-]\w{0,30})?"
+_ASSIGN = r"""["']?[ \t]*+[:=][ \t]*+"""
+# A secret's name: any prefix (``DB_``, ``client_``, ``db``), the keyword, a known suffix (``_key``).
+_AFFIXED = r"\w{0,30}?(?:%s)(?:[_-](?:access[_-])?(?:key|value|token|str|string|plain(?:text)?|input|b64))?"
 
 _PASSWORD_NAMES = r"passw(?:or)?d|pwd|passphrase|secret"
 _TOKEN_NAMES = r"(?:access|auth|refresh|session)_?token"
@@ -307,7 +318,7 @@ _RULES: tuple[_Rule, ...] = (
     _regex("iban", "iban", r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}+", _iban),
     _regex("card", "card", _NUM_START + r"[2-6]\d{3}(?:[ -]?\d){9,15}+(?![\w]|[.,]\d)", _card),
     _regex("phone-intl", "phone", r"(?<![\w+])\+[1-9]\d{0,2}(?:[ .-]?\(\d{1,4}\))?[ .-]?\d{1,14}+"
-           r"(?:[ .-]\d{1,14}+){0,6}" + _NUM_END, _phone(7, 15)),
+           r"(?:[ .-]\d{2,14}+){0,6}" + _NUM_END, _phone(7, 15)),
     _regex("phone-paren", "phone", r"(?<![\w(])\(\d{2,5}\)[ .-]?\d{3,4}[ .-]?\d{3,4}" + _NUM_END,
            _phone(7, 15)),
     _regex("phone-nanp", "phone", _NUM_START + r"(?:1[-. ])?[2-9]\d{2}([-. ])\d{3}\1\d{4}" + _NUM_END),
