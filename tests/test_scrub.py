@@ -37,7 +37,7 @@ POSITIVES = [
     ("mc 5555-5555-5555-4444", "mc [card]", "card"),
     ("amex 378282246310005", "amex [card]", "card"),
     ("amex 3782 822463 10005", "amex [card]", "card"),
-    ("diners 30569309025904", "diners [card]", "card"),
+    ("diners 3056 930902 5904", "diners [card]", "card"),
     ("iban DE89 3704 0044 0532 0130 00 ok", "iban [iban] ok", "iban"),
     ("iban GB82WEST12345698765432.", "iban [iban].", "iban"),
     ("iban NO9386011117947", "iban [iban]", "iban"),
@@ -128,6 +128,11 @@ FALSE_POSITIVES = [
     "pages 123-456 and 2020-2026",
     "sha 3f2a9c0b1d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4",
     "phone 555-0199",  # 7-digit local numbers are not caught (documented)
+    "seed 5292808890472453840 and 35184372088832",  # Luhn-valid digit runs that are not 15-16 long
+    "Signal Processing 20 (1982) 171-184.",
+    "+35236450.6 and Decimal('+1.5')",
+    "if pwd:\n    raise\npassword: str = field()\napi_key=self.api_key, secret_string=secret_string",
+    "arn:aws:secretsmanager:*:*:secret:rds-custom!*",
 ]
 
 

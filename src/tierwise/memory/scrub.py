@@ -132,10 +132,13 @@ _NOT_SECRETS = frozenset(
     re.findall(
         r"\S+",
         "null none nil true false undefined redacted <redacted> yes no the a an to of for is are and or not "
-        "if in on str string bytes int optional required self this password passwd pwd secret passphrase "
-        "token key",
+        "if in on str string bytes int bool dict list any optional required self this password passwd pwd "
+        "secret passphrase token key",
     )
 )
+
+
+_CODE_NAME = re.compile(r"(?i:(?:self|cls|this)\.\w++|[a-z_][\w.]*(?:passw|pwd|secret|token|key)\w*)")
 
 
 def _value(text: str, match: re.Match[str]) -> Span | None:
@@ -148,8 +151,10 @@ def _value(text: str, match: re.Match[str]) -> Span | None:
                 return None
             if value.startswith(("$", "%", "{{", "os.", "env.", "process.env")):
                 return None  # a reference to a secret (env var, template), not the secret
-            if group == 3 and text[match.end() : match.end() + 1] in ("(", "["):
-                return None  # code: ``password = getpass(...)``, ``pwd = auth[2]``
+            if group == 3 and (
+                text[match.end() : match.end() + 1] in ("(", "[") or _CODE_NAME.fullmatch(value)
+            ):
+                return None  # code: ``password = getpass(...)``, ``api_key=self.api_key``
             return match.span(group)
     return None
 
@@ -189,7 +194,9 @@ def _card(text: str, match: re.Match[str]) -> Span | None:
     groups = _SEPARATOR.split(raw)
     for k in range(len(groups), 0, -1):
         digits = "".join(groups[:k])
-        if not 13 <= len(digits) <= 19 or (k > 1 and min(len(g) for g in groups[:k]) < 3):
+        if not (13 <= len(digits) <= 19 if k > 1 else 15 <= len(digits) <= 16):
+            continue
+        if k > 1 and min(len(g) for g in groups[:k]) < 3:
             continue
         if len(set(digits)) > 1 and _luhn(digits):
             return (match.start(), match.start() + len(" ".join(groups[:k])))
@@ -282,6 +289,7 @@ def _scan_pem(text: str) -> Iterator[Span]:
 # -- rules ------------------------------------------------------------------------------------------
 
 _B = r"(?<![\w-])"  # token start: not inside a word or a dashed name
+_NAME = r"(?<![\w:-])"  # name start: not inside a word, a dashed name or an ARN
 _NUM_START = r"(?<![\w.,/$€£#+-])"  # number start: not inside a number, price, path or id
 _NUM_END = r"(?![\w/]|[.,:-]\d)"  # number end: not followed by more of a number
 _VALUE = (
@@ -293,6 +301,12 @@ _AFFIXED = r"\w{0,30}?(?:%s)(?:[_-](?:access[_-])?(?:key|value|token|str|string|
 
 _PASSWORD_NAMES = r"passw(?:or)?d|pwd|passphrase|secret"
 _TOKEN_NAMES = r"(?:access|auth|refresh|session)_?token"
+
+
+def _assigned(names: str) -> str:
+    """``<name> = <value>`` / ``"<name>": "<value>"`` for a secret's name; the value is a group."""
+    return _NAME + f"(?i:{_AFFIXED % names})" + _ASSIGN + _VALUE
+
 
 # fmt: off
 _RULES: tuple[_Rule, ...] = (
@@ -308,10 +322,9 @@ _RULES: tuple[_Rule, ...] = (
     _regex("github", "token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_[A-Za-z0-9_]{22,}+)"),
     _regex("slack", "token", _B + r"xox[abprs]-[A-Za-z0-9-]{10,}+"),
     _regex("bearer", "token", r"(?i:\bbearer)\s++([A-Za-z0-9._~+/-]{16,}+=*+)", _mixed),
-    _regex("api-key-assignment", "api-key", _B + f"(?i:{_AFFIXED % 'api_?key'})" + _ASSIGN + _VALUE, _value),
-    _regex("token-assignment", "token", _B + f"(?i:{_AFFIXED % _TOKEN_NAMES})" + _ASSIGN + _VALUE, _value),
-    _regex("password-assignment", "password", _B + f"(?i:{_AFFIXED % _PASSWORD_NAMES})" + _ASSIGN + _VALUE,
-           _value),
+    _regex("api-key-assignment", "api-key", _assigned("api_?key"), _value),
+    _regex("token-assignment", "token", _assigned(_TOKEN_NAMES), _value),
+    _regex("password-assignment", "password", _assigned(_PASSWORD_NAMES), _value),
     _regex("url-password", "password", r"(?<=://)[^/\s:@]{1,64}:([^/\s@]{1,128})@", _value),
     _regex("email", "email", r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}+@"
            r"(?:[A-Za-z0-9-]{1,63}+\.){1,8}[A-Za-z]{2,24}+(?![A-Za-z0-9_-])", _email),
@@ -319,8 +332,8 @@ _RULES: tuple[_Rule, ...] = (
     _regex("card", "card", _NUM_START + r"[2-6]\d{3}(?:[ -]?\d){9,15}+(?![\w]|[.,]\d)", _card),
     _regex("phone-intl", "phone", r"(?<![\w+])\+[1-9]\d{0,2}(?:[ .-]?\(\d{1,4}\))?[ .-]?\d{1,14}+"
            r"(?:[ .-]\d{2,14}+){0,6}" + _NUM_END, _phone(7, 15)),
-    _regex("phone-paren", "phone", r"(?<![\w(])\(\d{2,5}\)[ .-]?\d{3,4}[ .-]?\d{3,4}" + _NUM_END,
-           _phone(7, 15)),
+    _regex("phone-paren", "phone", r"(?<![\w(])\((?:0\d{1,4}|[2-9]\d{2})\)[ .-]?\d{3,4}[ .-]?\d{3,4}"
+           + _NUM_END, _phone(7, 15)),
     _regex("phone-nanp", "phone", _NUM_START + r"(?:1[-. ])?[2-9]\d{2}([-. ])\d{3}\1\d{4}" + _NUM_END),
     _regex("phone-trunk", "phone", _NUM_START + r"0[1-9]\d{0,3}[ -]\d{3,4}[ -]?\d{3,5}" + _NUM_END,
            _phone(9, 12)),
