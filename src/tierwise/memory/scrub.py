@@ -10,8 +10,9 @@ What is caught (placeholder in brackets):
 - ``[phone]`` international numbers (``+44 20 7946 0958``, ``+1 (555) 123-4567``, 7–15 digits) and
   common national formats: North American ``555-123-4567`` / ``(555) 123-4567`` / ``1-800-555-0199``,
   trunk-prefixed ``020 7946 0958`` / ``030 12345678``, French ``01 23 45 67 89``.
-- ``[card]`` payment cards: 13–19 digits, plain or grouped by one kind of separator (space or dash),
-  starting with 2–6 (the major networks' ranges) and passing the Luhn check.
+- ``[card]`` payment cards passing the Luhn check and starting with 2–6 (the major networks):
+  13–19 digits grouped by one kind of separator (space or dash, first group of four, groups of 3+),
+  or 15–16 digits written plain (longer and shorter plain runs are mostly ids and seeds).
 - ``[iban]`` IBANs, compact or in groups of four, for countries with a known IBAN length, passing the
   ISO 7064 mod-97 check.
 - ``[api-key]`` OpenAI ``sk-…`` / ``sk-proj-…``, Anthropic ``sk-ant-…``, AWS ``AKIA…`` / ``ASIA…`` and
@@ -24,22 +25,26 @@ What is caught (placeholder in brackets):
   a key cut off before its ``END`` line is redacted to the end of its base64 body.
 - ``[password]`` the value (only) of ``password=``, ``passwd:``, ``pwd=``, ``secret=``,
   ``passphrase:`` assignments, also with prefixes and suffixes (``DB_PASSWORD``, ``client_secret``,
-  JSON ``"password": "…"``), and the password in a URL (``https://user:pw@host``).
+  JSON ``"password": "…"``), and the password in a URL (``https://user:pw@host``). Values that are
+  code rather than secrets are kept: ``self.x``, ``snake_case`` names, calls, ``$ENV`` references,
+  types and plain words (``password: str``, ``api_key=api_key``, ``secret = getpass()``).
 
 What is not caught: names, postal addresses, dates of birth, national id numbers; phone numbers
 written without separators or as 7-digit local numbers (``555-0199``); cards starting with 0, 1 or
-7–9 or failing Luhn; lower-case IBANs; keys without a known prefix unless assigned to a recognised
-name; passwords passed as ``--password x`` or after a bare word (``my password is x``).
+7–9, failing Luhn, or plain 13/14/17–19-digit runs; lower-case IBANs; keys without a known prefix
+unless assigned to a recognised name (a bare ``token=`` is not one); passwords passed as
+``--password x``, after a bare word (``my password is x``) or shaped like code (``my_secret_pw``).
 
 Kept on purpose (false positives avoided): dates and times (``2026-10-13``, ``10:30``,
 ``2026-10-13T10:30:00Z``), versions (``v1.2.3``), prices (``$1,850``), standard numbers
-(``ISO 8601``), IP addresses, UUIDs, epoch timestamps, long digit runs that fail the checks.
+(``ISO 8601``), IP addresses, UUIDs, epoch timestamps, decimals (``+35236450.6``, ``1.602 176 6208``),
+citations (``(1982) 171-184``), ARNs (``…:secret:name``), digit runs that fail the checks.
 
-Matches of an *allowlist* (exact strings, regexes, email domains) are kept, together with anything
-found inside them. Overlapping findings resolve to the longest (then the earliest, then the rule
-listed first). Every pattern is linear-time: no nested unbounded quantifiers, possessive quantifiers
-where a pattern could backtrack, and each pattern anchors on a non-word boundary so a long run of
-characters is tried once, not at every offset.
+An *allowlist* keeps exact strings wherever they occur, findings a regex matches in full, and emails
+of given domains — with anything found inside them. Overlapping findings resolve to the longest
+(then the earliest, then the rule listed first). Every pattern is linear-time: no nested unbounded
+quantifiers, possessive quantifiers where a pattern could backtrack, and each pattern anchors on a
+non-word boundary so a long run of characters is tried once, not at every offset.
 
 Example:
     >>> Scrubber().scrub_text("Mail jane.doe@acme.io, key sk-proj-AbC123dEf456GhI789jKl012")
@@ -138,7 +143,11 @@ _NOT_SECRETS = frozenset(
 )
 
 
-_CODE_NAME = re.compile(r"(?i:(?:self|cls|this)\.\w++|[a-z_][\w.]*(?:passw|pwd|secret|token|key)\w*)")
+# Values that are code, not secrets: attributes, snake_case names (``api_key=self.api_key``,
+# ``secret=secret_string``, ``password = proxy_auth``).
+_CODE_NAME = re.compile(
+    r"(?:self|cls|this)\.\w++|[a-z]++(?:_[a-z]++)++|\w*+[_.](?i:api_?key|passw\w*|secret\w*)"
+)
 
 
 def _value(text: str, match: re.Match[str]) -> Span | None:
@@ -196,7 +205,7 @@ def _card(text: str, match: re.Match[str]) -> Span | None:
         digits = "".join(groups[:k])
         if not (13 <= len(digits) <= 19 if k > 1 else 15 <= len(digits) <= 16):
             continue
-        if k > 1 and min(len(g) for g in groups[:k]) < 3:
+        if k > 1 and (len(groups[0]) != 4 or min(len(g) for g in groups[:k]) < 3):
             continue
         if len(set(digits)) > 1 and _luhn(digits):
             return (match.start(), match.start() + len(" ".join(groups[:k])))
@@ -334,7 +343,8 @@ _RULES: tuple[_Rule, ...] = (
            r"(?:[ .-]\d{2,14}+){0,6}" + _NUM_END, _phone(7, 15)),
     _regex("phone-paren", "phone", r"(?<![\w(])\((?:0\d{1,4}|[2-9]\d{2})\)[ .-]?\d{3,4}[ .-]?\d{3,4}"
            + _NUM_END, _phone(7, 15)),
-    _regex("phone-nanp", "phone", _NUM_START + r"(?:1[-. ])?[2-9]\d{2}([-. ])\d{3}\1\d{4}" + _NUM_END),
+    _regex("phone-nanp", "phone", _NUM_START + r"(?:1([-. ]))?[2-9]\d{2}(?(1)\1|([-. ]))\d{3}(?:\1|\2)\d{4}"
+           + _NUM_END),
     _regex("phone-trunk", "phone", _NUM_START + r"0[1-9]\d{0,3}[ -]\d{3,4}[ -]?\d{3,5}" + _NUM_END,
            _phone(9, 12)),
     _regex("phone-fr", "phone", _NUM_START + r"0[1-9]([ .])\d{2}(?:\1\d{2}){3}" + _NUM_END),
