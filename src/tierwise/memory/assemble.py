@@ -30,11 +30,12 @@ def pack_turn(
     seed: str | int | None = None,
     band: PruningBand | None = None,
     health: float | None = None,
+    upto: int | None = None,
 ) -> Pack:
     """Pack ``current`` (the newest user message and the turn in progress) with memory's context.
 
-    ``current`` is not in ``memory``: remember it after the turn (or before, and pass it anyway —
-    memory never repeats the turns it is given here).
+    If ``current`` is already remembered (the chat engine stores every message first), pass
+    ``upto``: the index of its first turn, so memory's layers stop before it and nothing is sent twice.
     """
     counter = memory.counter
     base: list[ContextLayer] = []
@@ -49,7 +50,7 @@ def pack_turn(
         (str(m.get("content") or "") for m in reversed(current) if m.get("role") == "user"),
         None,
     )
-    layers = base + memory.layers(query, budget, reserved=reserved, requested=requested)
+    layers = base + memory.layers(query, budget, reserved=reserved, requested=requested, upto=upto)
     return Packer(counter).pack(layers, budget, seed=seed, band=band, health=health)
 
 

@@ -259,14 +259,18 @@ class Memory:
             self._groups = MessageGroups(self.messages, self.costs)
         return self._groups
 
-    def compact(self, history_budget: int) -> list[CompactionEvent]:
-        """Run the 80/90/95% triggers against ``history_budget``; returns the steps taken."""
-        if not self.turns:
+    def compact(self, history_budget: int, *, upto: int | None = None) -> list[CompactionEvent]:
+        """Run the 80/90/95% triggers against ``history_budget``; returns the steps taken.
+
+        ``upto`` leaves the turn in progress (turns from that index on) out of working memory.
+        """
+        n = len(self.turns) if upto is None else min(upto, len(self.turns))
+        if n == 0:
             return []
         start, events = plan_compaction(
-            live_from=self.live_from,
-            costs=self.costs,
-            segments=self.segments,
+            live_from=min(self.live_from, n),
+            costs=self.costs[:n],
+            segments=[s for s in self.segments if s.first < n],
             groups=self.groups(),
             budget=history_budget,
             recent_segments=self.policy.recent_segments,
@@ -274,7 +278,7 @@ class Memory:
         for event in events:
             if event.action == "archive":
                 self.archived_upto = max(self.archived_upto, event.live_from_after)
-        self.live_from = start
+        self.live_from = max(self.live_from, start)
         self.events.extend(events)
         return events
 
@@ -285,6 +289,7 @@ class Memory:
         *,
         reserved: int = 0,
         requested: Sequence[tuple[str, Form]] = (),
+        upto: int | None = None,
     ) -> list[ContextLayer]:
         """Memory's layers for one pack, sized to fit ``budget`` minus ``reserved`` tokens.
 
@@ -293,14 +298,19 @@ class Memory:
             budget: the pack's budget.
             reserved: tokens the caller's own layers take (system prompt, tools, input).
             requested: ``(segment id, form)`` pairs the model asked for.
+            upto: consider only turns before this index (the turn in progress, already remembered,
+                travels in the caller's input layer instead).
         """
         counter, policy = self.counter, self.policy
         room = max(0, budget.available - reserved - 8)  # 8: system-message framing
         out: list[ContextLayer] = []
         if not self.turns:
             return out
+        n = len(self.turns) if upto is None else max(0, min(upto, len(self.turns)))
+        if n == 0:
+            return out
         history_budget = int(room * policy.history_share)
-        self.compact(history_budget)
+        self.compact(history_budget, upto=n)
 
         def add_text(layer: ContextLayer) -> int:
             out.append(layer)
@@ -322,12 +332,11 @@ class Memory:
             text = self.recall([seg_id], form)
             used += add_text(ContextLayer(f"requested:{seg_id}", "retrieved", text, priority=4))
 
-        n = len(self.turns)
         groups = self.groups()
         start, history_cost = groups.newest(n, stop=self.live_from, budget=history_budget)
         start, dropped = groups.start_on("user", start, n)
         history_cost -= dropped
-        shown = {t.id for t in self.turns[start:]}
+        shown = {t.id for t in self.turns[start:]}  # and the turn in progress
         retrieval_budget = max(0, room - used - history_cost - 12)
         picked: list[Turn] = []
         if query and retrieval_budget > 0 and start > 0:

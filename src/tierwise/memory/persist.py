@@ -97,6 +97,7 @@ class ChatMemory:
         seed: str | int | None = None,
         band: PruningBand | None = None,
         health: float | None = None,
+        upto: int | None = None,
     ) -> Pack:
         """Build a pack (see :func:`~tierwise.memory.assemble.pack_turn`), audit it and snapshot it."""
         events_before = len(self.memory.events)
@@ -110,6 +111,7 @@ class ChatMemory:
             seed=seed,
             band=band,
             health=health,
+            upto=upto,
         )
         for event in self.memory.events[events_before:]:
             self.store.audit(
