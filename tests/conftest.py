@@ -178,3 +178,18 @@ def store(store_url: str) -> Iterator[object]:
     opened = Store.open(store_url)
     yield opened
     opened.close()
+
+
+@pytest.fixture(autouse=True)
+def _block_model_requests(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test may reach a real model provider (loopback fakes stay allowed)."""
+    from tierwise.providers import base
+
+    monkeypatch.setattr(base, "ALLOW_MODEL_REQUESTS", False)
+    yield
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests run on asyncio."""
+    return "asyncio"

@@ -41,6 +41,7 @@ class ProviderError(TierwiseError):
         retryable: whether the same request may succeed later (429, 5xx, timeouts, connection errors).
         model: the model the request was for, if known.
         attempts: for a failed fallback chain, every ``(model, error)`` tried, in order.
+        retry_after: seconds the server asked to wait (``Retry-After``), if it said.
     """
 
     def __init__(
@@ -52,6 +53,7 @@ class ProviderError(TierwiseError):
         retryable: bool = False,
         model: str | None = None,
         attempts: Sequence[tuple[str, ProviderError]] = (),
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -59,6 +61,7 @@ class ProviderError(TierwiseError):
         self.retryable = retryable
         self.model = model
         self.attempts = list(attempts)
+        self.retry_after = retry_after
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self)!r}, status={self.status!r}, retryable={self.retryable!r})"

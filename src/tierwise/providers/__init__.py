@@ -1,0 +1,76 @@
+"""Model providers: one async interface, one OpenAI-compatible implementation, fakes for tests.
+
+::
+
+    Provider (base.py)                 stream(request) -> events; complete(request) -> ModelResponse
+    ├── OpenAICompatProvider           OpenAI, OpenRouter, Ollama, vLLM, LM Studio — by base URL;
+    │   (openai_compat.py)             retries (retry.py) and fallback models (fallback.py)
+    ├── FallbackProvider               any providers in turn: with_fallback(primary, *fallbacks)
+    └── ScriptedModel, FunctionModel   fakes that record every request (testing.py)
+
+Configure with ``TIERWISE_BASE_URL``, ``TIERWISE_API_KEY`` and ``TIERWISE_MODEL``
+(:class:`ProviderSettings`); price a request with :func:`cost`; give a provider to the summarizer
+with :class:`SyncCompletion`.
+
+Example:
+    >>> import asyncio
+    >>> from tierwise.providers.testing import ScriptedModel
+    >>> model = ScriptedModel("Friday at 10.")
+    >>> response = asyncio.run(model.complete(ModelRequest([{"role": "user", "content": "When?"}])))
+    >>> response.text, response.finish_reason, cost(response.usage, "gpt-4o-mini", prices={}).known
+    ('Friday at 10.', 'stop', True)
+"""
+
+from tierwise.providers.base import (
+    Done,
+    Event,
+    Fallback,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    Retry,
+    SyncCompletion,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    collect,
+    is_output,
+)
+from tierwise.providers.errors import ModelRequestsBlocked, ProviderError, ProviderNotConfigured
+from tierwise.providers.fallback import FallbackProvider, with_fallback
+from tierwise.providers.openai_compat import OpenAICompatProvider
+from tierwise.providers.pricing import PRICES, PRICES_AS_OF, Cost, Price, cost, lookup_price
+from tierwise.providers.retry import RetryPolicy
+from tierwise.providers.settings import ProviderSettings
+
+__all__ = [
+    "PRICES",
+    "PRICES_AS_OF",
+    "Cost",
+    "Done",
+    "Event",
+    "Fallback",
+    "FallbackProvider",
+    "ModelRequest",
+    "ModelRequestsBlocked",
+    "ModelResponse",
+    "OpenAICompatProvider",
+    "Price",
+    "Provider",
+    "ProviderError",
+    "ProviderNotConfigured",
+    "ProviderSettings",
+    "Retry",
+    "RetryPolicy",
+    "SyncCompletion",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "Usage",
+    "collect",
+    "cost",
+    "is_output",
+    "lookup_price",
+    "with_fallback",
+]

@@ -1,0 +1,332 @@
+"""One provider for every OpenAI-compatible server: OpenAI, OpenRouter, Ollama, vLLM, LM Studio.
+
+The server is chosen by base URL alone; nothing here looks at model names. Requests stream
+(``stream=True`` with ``stream_options={"include_usage": True}``) and the chunks become
+:mod:`tierwise.providers.base` events: text deltas, tool-call deltas (by ``index``, arguments in
+fragments), the complete tool calls, the usage of the final chunk, and :class:`Done`.
+
+Failures are handled here, not in the SDK (its ``max_retries`` is 0), so they are logged and
+testable: 408 / 429 / 5xx, timeouts and dropped connections are retried with exponential backoff and
+jitter (:class:`~tierwise.providers.retry.RetryPolicy`, honouring ``Retry-After``), but only while
+nothing of the answer has been streamed. A model that still fails — or fails in a way a retry cannot
+fix — hands over to the next fallback model (:func:`~tierwise.providers.fallback.chain`). Every
+error that leaves the provider is a :class:`~tierwise.providers.errors.ProviderError` carrying the
+status code and body; SDK exceptions never escape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletionChunk
+
+from tierwise.providers import base
+from tierwise.providers.base import (
+    Done,
+    Event,
+    ModelRequest,
+    Provider,
+    Retry,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    aclose,
+)
+from tierwise.providers.errors import ProviderError
+from tierwise.providers.fallback import chain
+from tierwise.providers.retry import RetryPolicy, is_retryable_status, parse_retry_after
+from tierwise.providers.settings import ProviderSettings
+
+__all__ = ["OpenAICompatProvider", "provider_error"]
+
+log = logging.getLogger(__name__)
+
+_NO_KEY = "not-needed"  # local servers (Ollama, vLLM, LM Studio) take no key; the SDK insists on one
+
+
+def provider_error(exc: Exception, model: str) -> ProviderError:
+    """Translate an SDK (or stream-decoding) exception into a :class:`ProviderError`."""
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        body: str | None
+        try:
+            body = exc.response.text
+        except Exception:  # a streamed response whose body was never read
+            body = json.dumps(exc.body) if exc.body is not None else None
+        return ProviderError(
+            f"{model}: HTTP {status}: {exc.message}",
+            status=status,
+            body=body,
+            retryable=is_retryable_status(status),
+            model=model,
+            retry_after=parse_retry_after(dict(exc.response.headers)),
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError(f"{model}: the request timed out", retryable=True, model=model)
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return ProviderError(
+            f"{model}: connection failed ({type(cause).__name__}: {cause})", retryable=True, model=model
+        )
+    if isinstance(exc, openai.APIError):  # an error event inside the stream (OpenRouter sends these)
+        code = exc.body.get("code") if isinstance(exc.body, dict) else None
+        code_status = code if isinstance(code, int) else None
+        return ProviderError(
+            f"{model}: the server reported an error mid-stream: {exc.message}",
+            status=code_status,
+            body=json.dumps(exc.body) if exc.body is not None else None,
+            retryable=code_status is not None and is_retryable_status(code_status),
+            model=model,
+        )
+    return ProviderError(f"{model}: {type(exc).__name__}: {exc}", model=model)
+
+
+def _usage(chunk: ChatCompletionChunk) -> Usage | None:
+    reported = chunk.usage
+    if reported is None:
+        return None
+    # prompt_tokens_details (cached tokens) is newer than some SDKs and servers: read it defensively.
+    details: Any = getattr(reported, "prompt_tokens_details", None)
+    if isinstance(details, dict):
+        cached = details.get("cached_tokens")
+    else:
+        cached = getattr(details, "cached_tokens", 0)
+    return Usage(reported.prompt_tokens, reported.completion_tokens, reported.total_tokens, int(cached or 0))
+
+
+class OpenAICompatProvider(Provider):
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Settings come from ``settings`` (default: ``ProviderSettings.load()``, i.e. the ``TIERWISE_*``
+    environment, read now); keyword arguments override them.
+
+    Args:
+        settings: the provider settings; ``None`` reads the environment.
+        base_url: e.g. ``https://openrouter.ai/api/v1`` or ``http://localhost:11434/v1``.
+        api_key: the key, if the server needs one.
+        model: the default model (a request's ``model`` overrides it).
+        fallback_models: tried in order when the model fails before answering.
+        timeout: seconds per request.
+        max_retries: retries per model of 408 / 429 / 5xx / timeouts / connection errors.
+        retry_policy: overrides ``max_retries`` and the settings' delays (tests use tiny delays).
+        max_tokens_param: the request field for ``max_tokens`` (``"max_completion_tokens"`` for
+            OpenAI's reasoning models).
+        client: an ``openai.AsyncOpenAI`` to use instead of building one (its retries are turned off).
+
+    Raises:
+        ProviderNotConfigured: no base URL or no model.
+        InputError: a ``TIERWISE_*`` variable has a bad value.
+
+    Example:
+        >>> provider = OpenAICompatProvider(base_url="http://localhost:11434/v1", model="llama3.1:8b")
+        >>> provider.models
+        ['llama3.1:8b']
+    """
+
+    name = "openai-compat"
+
+    def __init__(
+        self,
+        settings: ProviderSettings | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str | None = None,
+        fallback_models: Sequence[str] | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        retry_policy: RetryPolicy | None = None,
+        max_tokens_param: str = "max_tokens",
+        client: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        settings = settings if settings is not None else ProviderSettings.load()
+        overrides: dict[str, Any] = {
+            "base_url": base_url if base_url is not None or client is None else str(client.base_url),
+            "model": model,
+            "fallback_models": list(fallback_models) if fallback_models is not None else None,
+            "timeout": timeout,
+            "max_retries": max_retries,
+        }
+        settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+        self.base_url, default_model = settings.require()
+        self.model: str = default_model
+        key = settings.api_key.get_secret_value() if settings.api_key is not None else None
+        self._api_key = api_key if api_key is not None else key
+        self.fallback_models = [m for m in settings.fallback_models if m != self.model]
+        self.timeout = settings.timeout
+        self.retry_policy = retry_policy or RetryPolicy(
+            max_retries=settings.max_retries,
+            base_delay=settings.retry_base_delay,
+            max_delay=settings.retry_max_delay,
+        )
+        self.max_tokens_param = max_tokens_param
+        self._given_client = client.with_options(max_retries=0) if client is not None else None
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatProvider(base_url={self.base_url!r}, model={self.model!r})"
+
+    @property
+    def models(self) -> list[str]:
+        """The model and its fallbacks, in the order they are tried."""
+        return [self.model, *self.fallback_models]
+
+    # -- the client ----------------------------------------------------------------------------
+
+    def _client(self) -> openai.AsyncOpenAI:
+        """The SDK client for the running event loop (connection pools cannot cross loops)."""
+        base.check_requests_allowed(self.base_url)
+        if self._given_client is not None:
+            return self._given_client
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key or _NO_KEY,
+                timeout=self.timeout,
+                max_retries=0,
+            )
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections this provider opened on the running loop."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    async def __aenter__(self) -> OpenAICompatProvider:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def list_models(self) -> list[str]:
+        """The model ids the server offers (``GET /models``)."""
+        client = self._client()
+        try:
+            page = await client.models.list()
+            return [model.id async for model in page]
+        except openai.OpenAIError as exc:
+            raise provider_error(exc, "models") from exc
+
+    # -- streaming -----------------------------------------------------------------------------
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+        """Stream the answer from the request's model (or the default), then from each fallback.
+
+        Raises:
+            ProviderError: every model failed (``attempts`` lists them), or one failed mid-answer.
+            ModelRequestsBlocked: model requests are disabled and the server is not on loopback.
+        """
+        primary = request.model or self.model
+        models = [primary, *(m for m in self.models if m != primary)]
+        return chain([(m, self._starter(request, m)) for m in models])
+
+    def _starter(self, request: ModelRequest, model: str) -> Callable[[], AsyncIterator[Event]]:
+        return lambda: self._with_retries(request, model)
+
+    async def _with_retries(self, request: ModelRequest, model: str) -> AsyncIterator[Event]:
+        policy = self.retry_policy
+        attempt = 0
+        while True:
+            attempt += 1
+            stream = self._once(request, model)
+            produced = False
+            failure: ProviderError | None = None
+            try:
+                async for event in stream:
+                    produced = True
+                    yield event
+            except ProviderError as exc:
+                if produced or not exc.retryable or attempt > policy.max_retries:
+                    raise
+                failure = exc
+            finally:
+                await aclose(stream)
+            if failure is None:
+                return
+            delay = policy.delay(attempt, failure.retry_after)
+            if delay is None:
+                log.warning("%s asked to wait %.1fs, too long; not retrying", model, failure.retry_after)
+                raise failure
+            log.warning(
+                "model %s failed (attempt %d of %d): %s; retrying in %.2fs",
+                model,
+                attempt,
+                policy.max_retries + 1,
+                failure,
+                delay,
+            )
+            yield Retry(model, attempt, delay, str(failure))
+            await asyncio.sleep(delay)
+
+    def _body(self, request: ModelRequest, model: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": request.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = request.tools
+        if request.max_tokens is not None:
+            body[self.max_tokens_param] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        return body
+
+    async def _once(self, request: ModelRequest, model: str) -> AsyncIterator[Event]:
+        """One attempt: send the request and translate its chunks."""
+        client = self._client()
+        body = self._body(request, model)
+        try:
+            response = await client.chat.completions.create(**body)
+        except openai.OpenAIError as exc:
+            raise provider_error(exc, model) from exc
+        calls: dict[int, list[str]] = {}  # index -> [id, name, arguments…]
+        usage: Usage | None = None
+        finish_reason: str | None = None
+        try:
+            async for chunk in response:
+                usage = _usage(chunk) or usage
+                for choice in chunk.choices[:1]:
+                    delta = choice.delta
+                    if delta.content:
+                        yield TextDelta(delta.content)
+                    for position, piece in enumerate(delta.tool_calls or ()):
+                        index = piece.index if piece.index is not None else position
+                        name = piece.function.name if piece.function else None
+                        fragment = (piece.function.arguments or "") if piece.function else ""
+                        state = calls.setdefault(index, ["", ""])
+                        state[0] = state[0] or (piece.id or "")
+                        state[1] = state[1] or (name or "")
+                        state.append(fragment)
+                        yield ToolCallDelta(index, piece.id, name, fragment)
+                    finish_reason = choice.finish_reason or finish_reason
+        except openai.OpenAIError as exc:
+            raise provider_error(exc, model) from exc
+        except ValueError as exc:  # a chunk that is not JSON
+            raise ProviderError(f"{model}: malformed stream: {exc}", model=model) from exc
+        finally:
+            await response.close()
+        if finish_reason is None:
+            raise ProviderError(
+                f"{model}: the stream ended before the model finished", retryable=True, model=model
+            )
+        for index in sorted(calls):
+            call_id, name, *arguments = calls[index]
+            yield ToolCall(call_id or f"call_{index}", name, "".join(arguments) or "{}")
+        if usage is not None:
+            yield usage
+        yield Done(finish_reason, model)

@@ -1,0 +1,101 @@
+"""Provider settings, read from ``TIERWISE_*`` environment variables when a provider is built.
+
+==============================  ===============================================================
+``TIERWISE_BASE_URL``           an OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM…)
+``TIERWISE_API_KEY``            its key, if it needs one
+``TIERWISE_MODEL``              the model id
+``TIERWISE_FALLBACK_MODELS``    models to try in order when the model fails: ``a,b`` or ``["a","b"]``
+``TIERWISE_TIMEOUT``            seconds per request (default 60)
+``TIERWISE_MAX_RETRIES``        retries of 429 / 5xx / timeouts per model (default 3)
+``TIERWISE_RETRY_BASE_DELAY``   first backoff in seconds (default 0.5), doubled each retry
+``TIERWISE_RETRY_MAX_DELAY``    longest backoff and longest ``Retry-After`` honoured (default 30)
+``TIERWISE_PRICES``             price overrides, JSON: ``{"my-model": {"input": 1.0, "output": 2.0}}``
+==============================  ===============================================================
+
+Nothing is read at import: ``ProviderSettings()`` reads the environment each time it is built
+(``ProviderSettings.load()`` does the same and turns a bad value into an ``InputError``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
+
+from tierwise.errors import InputError
+from tierwise.providers.errors import ProviderNotConfigured
+from tierwise.providers.pricing import Price
+
+__all__ = ["ProviderSettings"]
+
+
+class ProviderSettings(BaseSettings):
+    """Where the model is and how to talk to it (see the module docstring for the variables).
+
+    Example:
+        >>> ProviderSettings(base_url="http://localhost:11434/v1", model="llama3.1:8b").require()
+        ('http://localhost:11434/v1', 'llama3.1:8b')
+    """
+
+    model_config = SettingsConfigDict(env_prefix="TIERWISE_", extra="ignore", frozen=True)
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str | None = None
+    fallback_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    timeout: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    retry_base_delay: float = Field(default=0.5, ge=0)
+    retry_max_delay: float = Field(default=30.0, ge=0)
+    prices: dict[str, Price] | None = None
+
+    @field_validator("base_url", "model", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip() or None
+        return value
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _blank_key_is_none(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("fallback_models", mode="before")
+    @classmethod
+    def _split_models(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @classmethod
+    def load(cls) -> ProviderSettings:
+        """Read the environment now; a bad value raises :class:`InputError` naming the variable."""
+        try:
+            return cls()
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"TIERWISE_{'_'.join(str(part) for part in error['loc'][:1]).upper()}: {error['msg']}"
+                for error in exc.errors()
+            )
+            raise InputError(f"invalid provider settings in the environment: {problems}") from exc
+        except SettingsError as exc:
+            raise InputError(
+                f"invalid provider settings in the environment: {exc}; TIERWISE_PRICES and "
+                "TIERWISE_FALLBACK_MODELS take JSON"
+            ) from exc
+
+    def require(self) -> tuple[str, str]:
+        """``(base_url, model)``, or :class:`ProviderNotConfigured` naming the variables to set."""
+        required = (("TIERWISE_BASE_URL", self.base_url), ("TIERWISE_MODEL", self.model))
+        missing = [env for env, value in required if not value]
+        if missing or self.base_url is None or self.model is None:
+            raise ProviderNotConfigured(missing)
+        return self.base_url, self.model
