@@ -41,6 +41,11 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+def _check_encoding(encoding: str) -> None:
+    if encoding not in ENCODINGS:
+        raise InputError(f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}")
+
+
 def _read_json(path: Path) -> Any:
     if not path.exists():
         raise InputError(
@@ -85,10 +90,7 @@ def pack_command(
 ) -> None:
     """Pack a conversation into a token budget and report what was kept, cut or dropped."""
     try:
-        if encoding not in ENCODINGS:
-            raise InputError(
-                f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}"
-            )
+        _check_encoding(encoding)
         plan = Budget(window=budget, reserve=reserve)
         band = band_for_health(health) if health is not None else None
         conversation = parse_conversation(_read_json(input_path))
@@ -165,10 +167,7 @@ def replay_command(
     from tierwise.replay import parse_transcript, replay, show_replay
 
     try:
-        if encoding not in ENCODINGS:
-            raise InputError(
-                f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}"
-            )
+        _check_encoding(encoding)
         plan = Budget(window=budget, reserve=reserve)
         messages, times, tools = parse_transcript(_read_json(transcript))
         sink = _store_sink(transcript.stem) if store else None
@@ -245,10 +244,7 @@ def bench_locomo_command(
     from tierwise.bench.locomo import run_locomo_benchmark
 
     try:
-        if encoding not in ENCODINGS:
-            raise InputError(
-                f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}"
-            )
+        _check_encoding(encoding)
         if limit_questions is not None and limit_questions < 1:
             raise InputError("--limit-questions must be at least 1")
         if not data.exists():

@@ -5,27 +5,16 @@ from __future__ import annotations
 import hashlib
 import threading
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
 
-from tierwise.errors import InputError, UserError
+from tierwise.errors import InputError
 from tierwise.store import (
     NotFoundError,
     Store,
-    StoreError,
-    create_engine,
-    current_revision,
-    data_dir,
-    database_url,
-    head_revision,
-    migrate,
 )
-from tierwise.store.models import Base, new_id
 
 UNICODE = {
     "emoji": "🧠✨ café",
@@ -71,103 +60,6 @@ def chat(store: Store, alice: str) -> str:
 
 
 # --- migrations ----------------------------------------------------------------------------------
-
-
-def test_migrate_blank_database_to_head_and_again_is_a_no_op(store_url: str) -> None:
-    engine = create_engine(store_url)
-    try:
-        assert current_revision(engine) is None
-        migrate(store_url)
-        assert current_revision(engine) == head_revision() == "0001"
-        tables = set(sa.inspect(engine).get_table_names())
-        assert tables >= TABLES | {"alembic_version"}
-        migrate(store_url)
-        assert current_revision(engine) == "0001"
-        with engine.connect() as connection:
-            assert connection.execute(sa.text("SELECT count(*) FROM alembic_version")).scalar() == 1
-        assert set(sa.inspect(engine).get_table_names()) == tables
-    finally:
-        engine.dispose()
-
-
-def test_hand_written_migration_matches_the_models(store_url: str) -> None:
-    migrate(store_url)
-    engine = create_engine(store_url)
-    try:
-        with engine.connect() as connection:
-            context = MigrationContext.configure(connection, opts={"compare_type": True})
-            assert compare_metadata(context, Base.metadata) == []
-        indexes = {i["name"] for i in sa.inspect(engine).get_indexes("context_snapshots")}
-        assert indexes >= {
-            "idx_context_snapshots_session",
-            "idx_context_snapshots_user",
-            "idx_context_snapshots_created",
-        }
-    finally:
-        engine.dispose()
-
-
-def test_sqlite_connections_use_wal_and_foreign_keys(tmp_path: Path) -> None:
-    engine = create_engine(f"sqlite:///{tmp_path / 'deep' / 'dir' / 't.db'}")
-    try:
-        with engine.connect() as connection:
-            assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-            assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-    finally:
-        engine.dispose()
-
-
-def test_migrations_ship_inside_the_package() -> None:
-    import tierwise.store.engine as engine_module
-
-    folder = engine_module.MIGRATIONS_DIR
-    assert folder.parent == Path(engine_module.__file__).resolve().parent
-    assert {"env.py", "script.py.mako"} <= {p.name for p in folder.iterdir()}
-    assert (folder / "versions" / "0001_initial.py").is_file()
-
-
-# --- settings --------------------------------------------------------------------------------------
-
-
-def test_default_database_is_a_sqlite_file_in_the_data_dir(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("TIERWISE_DATA_DIR", str(tmp_path / "data"))
-    assert data_dir() == tmp_path / "data"
-    assert database_url() == f"sqlite:///{tmp_path / 'data' / 'tierwise.db'}"
-    with Store.open() as store:
-        store.create_user("x")
-    assert (tmp_path / "data" / "tierwise.db").is_file()
-    monkeypatch.setenv("TIERWISE_DATABASE_URL", f"sqlite:///{tmp_path / 'other.db'}")
-    assert database_url() == f"sqlite:///{tmp_path / 'other.db'}"  # read at call time
-
-
-def test_data_dir_defaults_to_the_user_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
-    import platformdirs
-
-    monkeypatch.delenv("TIERWISE_DATA_DIR")
-    assert data_dir() == Path(platformdirs.user_data_dir("tierwise"))
-
-
-def test_urls_are_checked_and_postgres_means_psycopg() -> None:
-    from tierwise.store.engine import normalize_url
-
-    assert normalize_url("postgres://u@h/db").drivername == "postgresql+psycopg"
-    assert normalize_url("postgresql://u@h/db").drivername == "postgresql+psycopg"
-    with pytest.raises(StoreError, match="not a database URL"):
-        normalize_url("nonsense")
-    with pytest.raises(StoreError, match="SQLite or PostgreSQL"):
-        normalize_url("mysql://u@h/db")
-    assert issubclass(StoreError, UserError) and issubclass(NotFoundError, UserError)
-
-
-def test_ids_are_unique_and_time_ordered() -> None:
-    ids = [new_id() for _ in range(5000)]
-    assert len(set(ids)) == len(ids)
-    assert ids == sorted(ids)
-
-
-# --- users and chats -------------------------------------------------------------------------------
 
 
 def test_users(store: Store) -> None:
