@@ -81,8 +81,8 @@ def test_big_tool_results_go_to_the_users_blobs(store: Any) -> None:
     big = "\n".join(f"task_{i}: write section {i} of the report for Dana" for i in range(300))
     memory.add({"role": "tool", "tool_call_id": "c1", "content": big})
     stored = s.list_messages(user.id, chat.id)[-1]
-    assert stored.content == big  # the store keeps the original
     shown = memory.memory.messages[-1]["content"]
-    assert "sha256" in shown
-    digest = shown.split("sha256:")[1][:8]
-    assert digest
+    assert stored.content == shown and "sha256:" in shown  # stored once: compressed message + blob
+    digest = shown.split("sha256:")[1][:64]
+    assert s.get_blob(user.id, digest).decode() == big
+    assert ChatMemory.load(s, user.id, chat.id).memory.messages[-1]["content"] == shown

@@ -127,7 +127,7 @@ class Memory:
         Tool results over the blob threshold are stored as blobs (with a blob store) and remembered
         as their compressed form: summary, entities and reference.
         """
-        message = self._compress(message)
+        message = self.compress(message)
         base = turn_from_message(message, len(self.turns), at=at)
         turn = Turn(
             id=id or base.id,
@@ -173,7 +173,8 @@ class Memory:
         self.retriever.add(self.turns[done:end])
         self.retriever.prepare()
 
-    def _compress(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
+    def compress(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A tool message over the blob threshold as its compressed form (stored as a blob), else as given."""
         content = message.get("content")
         if self.blobs is None or message.get("role") != "tool" or not isinstance(content, str):
             return message

@@ -18,9 +18,8 @@ from tierwise.memory.assemble import pack_turn
 from tierwise.memory.blobs import BlobRef
 from tierwise.memory.engine import Form, Memory
 from tierwise.memory.narrative import Narrative
-from tierwise.memory.turns import Turn
 from tierwise.packing.report import Pack
-from tierwise.store import Store
+from tierwise.store import Store, StoredMessage
 
 __all__ = ["ChatMemory", "StoreBlobs", "record_pack"]
 
@@ -73,18 +72,30 @@ class ChatMemory:
         bound._sync()
         return bound
 
-    def add(self, message: Mapping[str, Any], *, at: datetime | None = None) -> Turn:
-        """Store ``message`` (committed first), then remember it."""
+    def add(
+        self,
+        message: Mapping[str, Any],
+        *,
+        at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> StoredMessage:
+        """Store ``message`` (committed first), then remember it.
+
+        A tool result over the blob threshold is stored once: its full text as a blob, the message
+        as the compressed form that points to it.
+        """
+        message = self.memory.compress(message)
         stored = self.store.add_message(
             self.user_id,
             self.chat_id,
             message,
             token_count=self.memory.counter.count_message(message),
             at=at,
+            metadata=metadata,
         )
-        turn = self.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
+        self.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
         self._sync()
-        return turn
+        return stored
 
     def pack(
         self,

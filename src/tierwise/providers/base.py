@@ -163,7 +163,8 @@ def is_output(event: Event) -> bool:
 class ModelRequest:
     """What is sent to a model: OpenAI-format messages and tool definitions, and sampling limits.
 
-    ``model=None`` means the provider's default model.
+    ``model=None`` means the provider's default model. ``tool_choice="none"`` keeps the tools
+    defined (some servers require them when the history holds tool calls) but asks for text only.
     """
 
     messages: list[dict[str, Any]]
@@ -171,6 +172,7 @@ class ModelRequest:
     model: str | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    tool_choice: str | None = None
 
 
 @dataclass(frozen=True)

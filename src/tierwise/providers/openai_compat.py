@@ -280,6 +280,8 @@ class OpenAICompatProvider(Provider):
         }
         if request.tools:
             body["tools"] = request.tools
+            if request.tool_choice is not None:
+                body["tool_choice"] = request.tool_choice
         if request.max_tokens is not None:
             body[self.max_tokens_param] = request.max_tokens
         if request.temperature is not None:

@@ -1,0 +1,662 @@
+"""The turn loop: from the user's message to the final answer, streamed, stoppable, stored, accounted.
+
+One turn::
+
+    store the user's message (committed before anything else can fail)
+    └─ cost guard: refuse if a hard limit is reached (nothing sent, the message kept)
+    └─ step 1..max_steps:
+         pack = memory + packer (budget health → pruning band; the turn so far travels whole)
+         stream the model ──► text events; tool-call deltas assembled
+         store the assistant message (with its tool calls)
+         no tool calls → the answer; done
+         run the calls concurrently ──► tool_call_start / tool_call_complete as each finishes
+         store one tool message per call (in call order), loop
+    └─ the last step is sent without tools, so a turn always ends with an answer
+    └─ title after the first exchange · usage report + cost recorded · trace stored · done
+
+A stop request (an :class:`asyncio.Event`, or the caller closing the stream) cancels the step in
+flight. What was already stored stays; text streamed so far is stored as the assistant's message
+with ``metadata.stopped``; calls cut off get a tool message saying so, so the history stays valid
+for the next turn. A crash leaves at worst a user message without an answer (or calls without
+results, which the packer leaves out); :meth:`ChatEngine.resume` answers it.
+
+Every turn ends with exactly one :class:`~tierwise.chat.events.DoneEvent`; failures of the model,
+the budget or the engine arrive as an :class:`~tierwise.chat.events.ErrorEvent` before it, never as
+an exception out of the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tierwise.budget import Budget
+from tierwise.chat import housekeeping
+from tierwise.chat.costguard import BudgetExceeded, CostGuard
+from tierwise.chat.events import (
+    DoneEvent,
+    DoneReason,
+    ErrorEvent,
+    Notice,
+    TextEvent,
+    ToolCallComplete,
+    ToolCallStart,
+    TurnEvent,
+    UsageEvent,
+)
+from tierwise.chat.titles import make_title
+from tierwise.chat.trace import Tracer
+from tierwise.chat.usage import ToolUsage, usage_report
+from tierwise.errors import InputError, TierwiseError
+from tierwise.memory.blobs import BlobStore
+from tierwise.memory.engine import Memory
+from tierwise.memory.persist import ChatMemory, StoreBlobs
+from tierwise.packing.report import PackReport
+from tierwise.providers.base import (
+    Event,
+    Fallback,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    Retry,
+    TextDelta,
+    ToolCall,
+    Usage,
+    aclose,
+    collect,
+)
+from tierwise.providers.errors import ProviderError
+from tierwise.providers.pricing import Price, cost
+from tierwise.store import Store
+from tierwise.tools.definition import Tool
+from tierwise.tools.executor import ToolExecutor
+from tierwise.tools.registry import ToolRegistry
+from tierwise.tools.results import ToolResult
+
+__all__ = ["DEFAULT_SYSTEM", "ChatEngine", "TurnResult"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SYSTEM = (
+    "You are a concise, calm assistant. Answer in short paragraphs or short lists.\n"
+    "Context comes in layers: a narrative of the conversation, one-line headers of its earlier "
+    "segments (S1, S2, …), summaries of some, and the most recent messages in full. When you need "
+    "an earlier part verbatim, call recall_segments with its ids (summary first, full only if "
+    "needed). Compressed tool results show a sha256; open_blob reads them in full.\n"
+    "Keep the narrative current with update_narrative when the objective or plan changes, and "
+    "record_decision when the user decides something."
+)
+
+_LAST_STEP = (
+    "\n\nThis is the last step of this turn: tools are not available now. Answer the user with "
+    "what you have, and say what is still open."
+)
+_STOPPED_CALL = "stopped by the user before {name} finished; its effect, if any, is unknown"
+_NOT_RUN = "not run: the turn was stopped before this call started"
+_MAX_CACHED_CHATS = 64
+_SENTINEL = object()
+
+
+@dataclass
+class TurnResult:
+    """A whole turn, collected (see :meth:`ChatEngine.run`)."""
+
+    events: list[TurnEvent]
+    done: DoneEvent
+
+    @property
+    def text(self) -> str:
+        """The final answer (the partial answer if the turn was stopped)."""
+        return self.done.text
+
+    @property
+    def error(self) -> ErrorEvent | None:
+        """The error, if the turn failed or was refused."""
+        return next((e for e in self.events if isinstance(e, ErrorEvent)), None)
+
+    @property
+    def usage(self) -> UsageEvent | None:
+        """The turn's usage, if any model call was made."""
+        return next((e for e in self.events if isinstance(e, UsageEvent)), None)
+
+
+@dataclass
+class _Turn:
+    """The state of one turn in flight; the finaliser reads it after a stop or failure."""
+
+    user_id: str
+    chat_id: str
+    chat: ChatMemory
+    start: int  # index of the turn's user message in memory
+    tracer: Tracer
+    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    steps: int = 0
+    seqs: list[int] = field(default_factory=list)
+    reports: list[PackReport] = field(default_factory=list)
+    tool_usage: list[ToolUsage] = field(default_factory=list)
+    response_tokens: int = 0
+    reported: Usage | None = None
+    counted_prompt: int = 0
+    dollars: float = 0.0
+    price_known: bool = True
+    model: str = ""
+    reason: DoneReason = "answer"
+    error: ErrorEvent | None = None
+    answer: str = ""
+    answered: bool = False
+    title: str | None = None
+    # what is in flight, for the finaliser
+    partial: list[str] = field(default_factory=list)
+    pending_calls: list[ToolCall] = field(default_factory=list)
+    finished: dict[str, ToolResult] = field(default_factory=dict)
+    started: set[str] = field(default_factory=set)
+
+    def emit(self, event: TurnEvent) -> None:
+        self.queue.put_nowait(event)
+
+
+class ChatEngine:
+    """Runs chat turns against a store, a provider and tools.
+
+    Args:
+        store: where chats, messages, tool calls, snapshots, audit and spend are kept.
+        provider: the model (any :class:`~tierwise.providers.Provider`).
+        tools: the application's tools (the four housekeeping tools are added unless
+            ``memory_tools=False``).
+        budget: the prompt budget; its ``reserve`` is the answer's ``max_tokens``.
+        system: the system prompt.
+        model: the model to ask for (default: the provider's).
+        max_steps: model calls per turn at most; the last one is made without tools.
+        guard: the cost guard (limits, spend ledger); ``None`` means no limits.
+        title_provider: a model for titles; ``None`` uses the deterministic fallback.
+        memory_factory: makes the memory engine of a chat, given its blob store.
+        prices: price overrides for :func:`~tierwise.providers.cost`.
+        trace_path: a JSONL file every turn's trace is appended to (traces are also in the audit log).
+        tool_timeout_s: the limit for one tool run.
+        memory_tools: register the housekeeping tools (recall_segments, open_blob,
+            update_narrative, record_decision).
+
+    Example:
+        >>> import asyncio
+        >>> from tierwise.providers.testing import ScriptedModel
+        >>> store = Store.open("sqlite://")
+        >>> user = store.create_user("ada")
+        >>> chat = store.create_chat(user.id)
+        >>> engine = ChatEngine(store, ScriptedModel("Friday at 10."))
+        >>> result = asyncio.run(engine.run(user.id, chat.id, "When is the review?"))
+        >>> result.text, result.done.reason, result.done.title
+        ('Friday at 10.', 'answer', 'When is the review')
+        >>> [m.message["role"] for m in store.list_messages(user.id, chat.id)]
+        ['user', 'assistant']
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        provider: Provider,
+        *,
+        tools: ToolRegistry | Iterable[Tool] = (),
+        budget: Budget | None = None,
+        system: str = DEFAULT_SYSTEM,
+        model: str | None = None,
+        max_steps: int = 8,
+        guard: CostGuard | None = None,
+        title_provider: Provider | None = None,
+        memory_factory: Callable[[BlobStore], Memory] | None = None,
+        prices: Mapping[str, Price] | None = None,
+        trace_path: Path | None = None,
+        tool_timeout_s: float = 30,
+        memory_tools: bool = True,
+    ) -> None:
+        if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+            raise InputError(
+                f"max_steps must be a whole number of model calls, 1 or more (got {max_steps!r})"
+            )
+        self.store = store
+        self.provider = provider
+        self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        if memory_tools:
+            for extra in housekeeping.memory_tools():
+                if extra.name not in self.registry:
+                    self.registry.register(extra)
+        self.budget = budget or Budget(window=16_000, reserve=1_000)
+        self.system = system
+        self.model = model
+        self.max_steps = max_steps
+        self.guard = guard
+        self.title_provider = title_provider
+        self.memory_factory = memory_factory or (lambda blobs: Memory(blobs=blobs))
+        self.prices = prices
+        self.trace_path = trace_path
+        self.tool_timeout_s = tool_timeout_s
+        self._chats: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    # -- public ------------------------------------------------------------------------------------
+
+    def chat_memory(self, user_id: str, chat_id: str) -> ChatMemory:
+        """The chat's memory, loaded from the store (and reloaded if the store moved on without us).
+
+        Raises:
+            NotFoundError: ``user_id`` has no chat ``chat_id``.
+        """
+        key = (user_id, chat_id)
+        chat = self.store.get_chat(user_id, chat_id)
+        cached = self._chats.get(key)
+        if cached is not None and len(cached.memory.turns) == chat.message_count:
+            self._chats.move_to_end(key)
+            return cached
+        loaded = ChatMemory.load(
+            self.store, user_id, chat_id, self.memory_factory(StoreBlobs(self.store, user_id))
+        )
+        self._chats[key] = loaded
+        while len(self._chats) > _MAX_CACHED_CHATS:
+            self._chats.popitem(last=False)
+        return loaded
+
+    def is_running(self, user_id: str, chat_id: str) -> bool:
+        """Whether a turn is in flight in this chat."""
+        lock = self._locks.get((user_id, chat_id))
+        return lock is not None and lock.locked()
+
+    async def turn(
+        self,
+        user_id: str,
+        chat_id: str,
+        content: str | None,
+        *,
+        stop: asyncio.Event | None = None,
+    ) -> AsyncIterator[TurnEvent]:
+        """Run one turn and stream its events; the last is always a :class:`DoneEvent`.
+
+        Args:
+            user_id: the chat's owner.
+            chat_id: the chat.
+            content: the user's message; ``None`` resumes a turn whose user message (or tool
+                results) is stored but was never answered.
+            stop: set it to stop the turn; closing the stream stops it too.
+
+        Raises:
+            InputError: ``content`` is empty or not text, or there is nothing to resume.
+            NotFoundError: ``user_id`` has no chat ``chat_id`` (nothing is stored).
+        """
+        if content is not None and (not isinstance(content, str) or not content.strip()):
+            raise InputError("the message is empty; send some text")
+        key = (user_id, chat_id)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        if lock.locked():
+            yield ErrorEvent(
+                "a turn is already running in this chat; stop it or wait for it to finish", kind="busy"
+            )
+            yield DoneEvent(chat_id, "refused")
+            return
+        async with lock:
+            chat = self.chat_memory(user_id, chat_id)
+            start = self._start(chat, content)
+            if self.guard is not None:
+                try:
+                    self.guard.check(user_id, chat_id)
+                except BudgetExceeded as exc:
+                    yield ErrorEvent(f"{exc} (your message was not sent)", kind="budget")
+                    yield DoneEvent(chat_id, "refused")
+                    return
+            t = _Turn(user_id, chat_id, chat, start, Tracer())
+            if content is not None:
+                t.seqs.append(chat.add({"role": "user", "content": content}).seq)
+                t.start = len(chat.memory.turns) - 1
+            chat.memory.begin_turn()
+            producer = asyncio.create_task(self._produce(t))
+            watcher = asyncio.create_task(_cancel_when(stop, producer)) if stop is not None else None
+            try:
+                while (event := await t.queue.get()) is not _SENTINEL:
+                    yield event
+            finally:
+                if watcher is not None:
+                    watcher.cancel()
+                if not producer.done():  # the caller went away: stop the turn, keep what was done
+                    producer.cancel()
+                    await asyncio.wait([producer])
+
+    async def run(
+        self, user_id: str, chat_id: str, content: str | None, *, stop: asyncio.Event | None = None
+    ) -> TurnResult:
+        """Run one turn and collect its events (see :meth:`turn`)."""
+        events = [event async for event in self.turn(user_id, chat_id, content, stop=stop)]
+        done = events[-1]
+        assert isinstance(done, DoneEvent)
+        return TurnResult(events, done)
+
+    async def resume(self, user_id: str, chat_id: str) -> TurnResult:
+        """Answer a stored user message (or tool results) that was never answered, e.g. after a crash."""
+        return await self.run(user_id, chat_id, None)
+
+    def pending(self, user_id: str, chat_id: str) -> bool:
+        """Whether the chat's last stored message still waits for the model (a crash, a failed turn)."""
+        chat = self.chat_memory(user_id, chat_id)
+        return bool(chat.memory.messages) and _waiting(chat.memory.messages[-1])
+
+    # -- the loop ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _start(chat: ChatMemory, content: str | None) -> int:
+        messages = chat.memory.messages
+        if content is not None:
+            return len(messages)
+        if not messages or not _waiting(messages[-1]):
+            raise InputError("nothing to resume: the chat's last message has been answered; send a message")
+        return max(i for i, m in enumerate(messages) if m.get("role") == "user")
+
+    async def _produce(self, t: _Turn) -> None:
+        """Run the steps, then finish the turn whatever happened; always ends the event queue."""
+        started = time.perf_counter()
+        try:
+            with t.tracer.span("turn", chat_id=t.chat_id):
+                await self._steps(t)
+        except asyncio.CancelledError:
+            if not t.answered:  # a stop while titling leaves the stored answer an answer
+                t.reason = "stopped"
+            t.tracer.event("turn.stopped", step=t.steps, answered=t.answered)
+        except BudgetExceeded as exc:  # pragma: no cover - checked before the loop
+            t.reason, t.error = "refused", ErrorEvent(str(exc), kind="budget")
+        except ProviderError as exc:
+            t.reason = "error"
+            t.error = ErrorEvent(f"the model failed: {exc}", kind="provider", retryable=exc.retryable)
+        except TierwiseError as exc:  # ProviderNotConfigured, blocked requests, bad settings …
+            t.reason, t.error = "error", ErrorEvent(str(exc), kind="provider")
+        except Exception as exc:
+            log.exception("turn in chat %s failed", t.chat_id)
+            t.reason = "error"
+            t.error = ErrorEvent(
+                f"internal error ({type(exc).__name__}: {exc}); what was said so far is stored",
+                kind="internal",
+            )
+        try:
+            self._finish(t, time.perf_counter() - started)
+        except Exception:  # never leave the caller waiting
+            log.exception("could not finish the turn in chat %s", t.chat_id)
+        finally:
+            t.queue.put_nowait(_SENTINEL)
+
+    async def _steps(self, t: _Turn) -> None:
+        chat, budget = t.chat, self.budget
+        definitions = self.registry.definitions()
+        executor = ToolExecutor(
+            self.registry,
+            store=self.store,
+            user_id=t.user_id,
+            chat_id=t.chat_id,
+            memory=chat.memory,
+            blobs=chat.memory.blobs,
+            counter=chat.memory.counter,
+            blob_threshold_tokens=chat.memory.policy.blob_threshold_tokens,
+            timeout_s=self.tool_timeout_s,
+        )
+        for step in range(1, self.max_steps + 1):
+            last = step == self.max_steps
+            t.steps = step
+            health = self.guard.health(t.user_id, t.chat_id) if self.guard is not None else None
+            events_before = len(chat.memory.events)
+            with t.tracer.span("context.build", step=step) as span:
+                pack = chat.pack(
+                    budget,
+                    chat.memory.messages[t.start :],
+                    system=self.system + (_LAST_STEP if last and definitions else ""),
+                    tools=definitions,
+                    health=health,
+                    upto=t.start,
+                )
+                report = pack.report
+                span.attributes.update(
+                    tokens=report.total_tokens,
+                    budget=report.budget,
+                    band=report.band,
+                    checksum=report.checksum,
+                )
+            for event in chat.memory.events[events_before:]:
+                t.tracer.event(
+                    "compaction",
+                    action=event.action,
+                    tokens_before=event.tokens_before,
+                    tokens_after=event.tokens_after,
+                )
+            t.reports.append(report)
+            t.counted_prompt += report.total_tokens
+            request = ModelRequest(
+                pack.messages,
+                pack.tools,
+                model=self.model,
+                max_tokens=budget.reserve or None,
+                tool_choice="none" if last and pack.tools else None,
+            )
+            with t.tracer.span(
+                "model.call", step=step, model=self.model or self.provider.model or ""
+            ) as span:
+                response = await self._call(t, request)
+                span.attributes.update(
+                    model=response.model,
+                    finish_reason=response.finish_reason,
+                    fallbacks=len(response.fallbacks),
+                    retries=len(response.retries),
+                )
+            self._account(t, response)
+            calls = [] if last else response.tool_calls
+            message = ModelResponse(text=response.text, tool_calls=calls).message()
+            if response.tool_calls and last:
+                t.reason = "step_limit"
+            if message["content"] is None and not calls:
+                message["content"] = ""  # an empty answer is still an answer, stored as such
+            meta = {"model": response.model, "step": step, "finish_reason": response.finish_reason}
+            stored = chat.add(message, metadata=meta)
+            t.partial.clear()
+            t.seqs.append(stored.seq)
+            if not calls:
+                t.answer, t.answered = response.text, True
+                await self._title(t)
+                return
+            await self._run_tools(t, executor, calls, stored.id, step)
+
+    async def _call(self, t: _Turn, request: ModelRequest) -> ModelResponse:
+        """Stream one model call: text goes out as it comes; the response is assembled."""
+
+        async def tee(stream: AsyncIterator[Event]) -> AsyncIterator[Event]:
+            try:
+                async for event in stream:
+                    if isinstance(event, TextDelta):
+                        t.partial.append(event.text)
+                        t.emit(TextEvent(event.text))
+                    elif isinstance(event, Retry):
+                        t.emit(
+                            Notice("retry", f"{event.model}: {event.error}; retrying in {event.delay:.1f} s")
+                        )
+                        t.tracer.event("model.retry", **asdict(event))
+                    elif isinstance(event, Fallback):
+                        t.emit(
+                            Notice(
+                                "fallback",
+                                f"{event.from_model} failed ({event.error}); using {event.to_model}",
+                            )
+                        )
+                        t.tracer.event("model.fallback", **asdict(event))
+                    yield event
+            finally:
+                await aclose(stream)
+
+        return await collect(tee(self.provider.stream(request)))
+
+    async def _run_tools(
+        self, t: _Turn, executor: ToolExecutor, calls: Sequence[ToolCall], message_id: str, step: int
+    ) -> None:
+        """Run the calls concurrently, report each as it finishes, store the results in call order."""
+        t.pending_calls = list(calls)
+        t.finished.clear()
+        t.started.clear()
+
+        async def one(call: ToolCall) -> ToolResult:
+            t.started.add(call.id)
+            t.emit(ToolCallStart(call.id, call.name, call.arguments, step))
+            with t.tracer.span("tool.call", tool=call.name, call_id=call.id, step=step) as span:
+                result = await executor.execute(call.id, call.name, call.arguments, message_id=message_id)
+                span.status = "ok" if result.success else "error"
+                span.attributes.update(duration_ms=result.duration_ms, attempts=result.attempts)
+                if result.error:
+                    span.attributes["error"] = result.error
+            t.finished[call.id] = result
+            t.emit(
+                ToolCallComplete(
+                    call.id,
+                    result.name,
+                    result.content,
+                    result.success,
+                    result.duration_ms,
+                    result.error,
+                    result.blob_sha256,
+                )
+            )
+            return result
+
+        tasks = [asyncio.create_task(one(call)) for call in calls]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+        self._store_tool_results(t)
+
+    def _store_tool_results(self, t: _Turn) -> None:
+        """One tool message per pending call, in call order; calls cut off by a stop say so."""
+        counter = t.chat.memory.counter
+        for call in t.pending_calls:
+            result = t.finished.get(call.id)
+            if result is not None:
+                content, meta = result.content, {"success": result.success}
+            else:
+                content = _STOPPED_CALL.format(name=call.name) if call.id in t.started else _NOT_RUN
+                meta = {"success": False, "stopped": True}
+            message = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+            t.tool_usage.append(ToolUsage(call.name, counter.count(call.arguments), counter.count(content)))
+            t.seqs.append(t.chat.add(message, metadata=meta).seq)
+        t.pending_calls = []
+
+    def _account(self, t: _Turn, response: ModelResponse) -> None:
+        counter = t.chat.memory.counter
+        produced = counter.count(response.text) + sum(
+            counter.count(c.name) + counter.count(c.arguments) for c in response.tool_calls
+        )
+        t.response_tokens += produced
+        t.model = response.model or t.model
+        usage = response.usage or Usage(
+            t.reports[-1].total_tokens, produced, t.reports[-1].total_tokens + produced
+        )
+        if response.usage is not None:
+            t.reported = usage if t.reported is None else t.reported + usage
+        priced = cost(usage, response.model or self.model or self.provider.model or "", prices=self.prices)
+        t.dollars += priced.dollars
+        t.price_known = t.price_known and priced.known
+
+    async def _title(self, t: _Turn) -> None:
+        """Title the chat after its first exchange (a model if one is set, the fallback otherwise)."""
+        record = self.store.get_chat(t.user_id, t.chat_id)
+        if record.title_generated or record.title.strip() not in ("", "New Chat"):
+            return  # titled already, or named by the user
+        first = next((m for m in t.chat.memory.messages if m.get("role") == "user"), None)
+        if first is None:
+            return
+        ask = None
+        if self.title_provider is not None:
+            title_provider = self.title_provider
+
+            async def ask_model(prompt: str) -> str:
+                request = ModelRequest([{"role": "user", "content": prompt}], max_tokens=24, temperature=0.2)
+                return (await title_provider.complete(request)).text
+
+            ask = ask_model
+        with t.tracer.span("title", model=bool(ask)):
+            title, _ = await make_title(str(first.get("content") or ""), t.answer, ask)
+        self.store.update_chat(t.user_id, t.chat_id, title=title, title_generated=True)
+        t.title = title
+
+    # -- finishing ---------------------------------------------------------------------------------
+
+    def _finish(self, t: _Turn, seconds: float) -> None:
+        """Store what a stop or failure left in flight, account the turn, emit usage and done."""
+        chat = t.chat
+        if t.pending_calls:  # stopped while tools ran: every call gets its result message
+            self._store_tool_results(t)
+        text = "".join(t.partial)
+        if text:  # stopped or failed mid-answer: keep the text, marked
+            meta: dict[str, Any] = {"stopped": t.reason == "stopped", "partial": True, "step": t.steps}
+            if t.error is not None:
+                meta["error"] = t.error.message
+            t.seqs.append(chat.add({"role": "assistant", "content": text}, metadata=meta).seq)
+            t.answer = text
+            t.partial.clear()
+        if t.error is not None:
+            t.emit(t.error)
+        usage: UsageEvent | None = None
+        if t.reports:
+            prompt = t.reported.prompt_tokens if t.reported else t.counted_prompt
+            completion = t.reported.completion_tokens if t.reported else t.response_tokens
+            report = usage_report(
+                t.reports,
+                tool_calls=t.tool_usage,
+                response_tokens=t.response_tokens,
+                prompt_tokens_reported=t.reported.prompt_tokens if t.reported else None,
+                completion_tokens_reported=t.reported.completion_tokens if t.reported else None,
+            )
+            if self.guard is not None:
+                self.guard.record(t.user_id, t.chat_id, tokens=prompt + completion, dollars=t.dollars)
+            health = self.guard.health(t.user_id, t.chat_id) if self.guard is not None else None
+            band = self.guard.band(t.user_id, t.chat_id) if self.guard is not None else None
+            usage = UsageEvent(
+                report.to_dict(),
+                prompt,
+                completion,
+                round(t.dollars, 6),
+                t.price_known,
+                health,
+                band.name if band else None,
+            )
+            record = self.store.get_chat(t.user_id, t.chat_id)
+            self.store.update_chat(
+                t.user_id, t.chat_id, total_tokens_used=record.total_tokens_used + prompt + completion
+            )
+            t.emit(usage)
+        t.tracer.event("turn.done", reason=t.reason, steps=t.steps, seconds=round(seconds, 4))
+        self.store.audit(
+            t.user_id,
+            "turn",
+            chat_id=t.chat_id,
+            checksum=t.reports[-1].checksum if t.reports else None,
+            details={
+                "reason": t.reason,
+                "steps": t.steps,
+                "message_seqs": t.seqs,
+                "model": t.model,
+                "trace_id": t.tracer.trace_id,
+                "usage": usage.to_dict() if usage else None,
+                "error": t.error.message if t.error else None,
+                "trace": [asdict(span) for span in t.tracer.spans],
+            },
+        )
+        if self.trace_path is not None:
+            try:
+                t.tracer.write(self.trace_path)
+            except OSError as exc:
+                log.warning("could not write the trace to %s: %s", self.trace_path, exc)
+        t.emit(DoneEvent(t.chat_id, t.reason, t.answer, t.steps, list(t.seqs), t.title, t.tracer.trace_id))
+
+
+def _waiting(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` still needs the model: a user message, or a tool result."""
+    return message.get("role") in ("user", "tool")
+
+
+async def _cancel_when(stop: asyncio.Event, task: asyncio.Task[Any]) -> None:
+    await stop.wait()
+    task.cancel()
