@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tierwise.budget import Budget
+from tierwise.budget import Budget, band_for_health
 from tierwise.chat import housekeeping
 from tierwise.chat.costguard import BudgetExceeded, CostGuard
 from tierwise.chat.events import (
@@ -401,6 +401,7 @@ class ChatEngine:
             last = step == self.max_steps
             t.steps = step
             health = self.guard.health(t.user_id, t.chat_id) if self.guard is not None else None
+            band = band_for_health(health, self.guard.bands) if self.guard and health is not None else None
             events_before = len(chat.memory.events)
             with t.tracer.span("context.build", step=step) as span:
                 pack = chat.pack(
@@ -408,6 +409,7 @@ class ChatEngine:
                     chat.memory.messages[t.start :],
                     system=self.system + (_LAST_STEP if last and definitions else ""),
                     tools=definitions,
+                    band=band,
                     health=health,
                     upto=t.start,
                 )
@@ -612,6 +614,7 @@ class ChatEngine:
             if self.guard is not None:
                 self.guard.record(t.user_id, t.chat_id, tokens=prompt + completion, dollars=t.dollars)
             health = self.guard.health(t.user_id, t.chat_id) if self.guard is not None else None
+            band = band_for_health(health, self.guard.bands) if self.guard and health is not None else None
             band = self.guard.band(t.user_id, t.chat_id) if self.guard is not None else None
             usage = UsageEvent(
                 report.to_dict(),
