@@ -435,3 +435,24 @@ async def test_every_turn_ends_with_exactly_one_done(store: Store) -> None:
         assert len(usages) <= 1
     starts = [e for e in result.events if isinstance(e, ToolCallStart)]
     assert [s.name for s in starts] == ["list_tasks"]
+
+
+async def test_traces_are_stored_and_exported_as_jsonl(store: Store, tmp_path: Any) -> None:
+    import json
+
+    from tierwise.chat.trace import export_traces
+
+    path = tmp_path / "traces.jsonl"
+    model = ScriptedModel(tool_call("list_tasks", project="Ops"), "Done.", "Again.")
+    engine, user, chat = setup(store, model, trace_path=path)
+    first = await engine.run(user, chat, "Ops?")
+    await engine.run(user, chat, "And again?")
+
+    spans = [json.loads(line) for line in export_traces(store, user, chat).splitlines()]
+    assert spans[0]["trace_id"] == first.done.trace_id and spans[-1]["name"] == "turn.done"
+    names = [s["name"] for s in spans if s["trace_id"] == first.done.trace_id]
+    assert names.count("context.build") == 2 and names.count("model.call") == 2
+    assert "tool.call" in names and "title" in names and "turn" in names
+    tool_span = next(s for s in spans if s["name"] == "tool.call")
+    assert tool_span["attributes"]["tool"] == "list_tasks" and tool_span["status"] == "ok"
+    assert path.read_text(encoding="utf-8").count("\n") == len(spans)

@@ -615,7 +615,6 @@ class ChatEngine:
                 self.guard.record(t.user_id, t.chat_id, tokens=prompt + completion, dollars=t.dollars)
             health = self.guard.health(t.user_id, t.chat_id) if self.guard is not None else None
             band = band_for_health(health, self.guard.bands) if self.guard and health is not None else None
-            band = self.guard.band(t.user_id, t.chat_id) if self.guard is not None else None
             usage = UsageEvent(
                 report.to_dict(),
                 prompt,

@@ -18,9 +18,12 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Span", "Tracer"]
+if TYPE_CHECKING:
+    from tierwise.store import Store
+
+__all__ = ["Span", "Tracer", "export_traces"]
 
 
 @dataclass
@@ -97,3 +100,16 @@ def _otel_tracer() -> Any:
     except ImportError:
         return None
     return trace.get_tracer("tierwise")  # pragma: no cover
+
+
+def export_traces(store: Store, user_id: str, chat_id: str | None = None) -> str:
+    """Every stored turn trace of a user (or one chat) as JSONL, oldest turn first.
+
+    The chat engine stores each turn's spans in the audit log (event ``turn``); this writes them one
+    span per line, the same shape as :meth:`Tracer.to_jsonl`, with the chat's id added.
+    """
+    lines = []
+    for record in reversed(store.list_audit(user_id, chat_id=chat_id, event="turn")):
+        for span in record.details.get("trace") or []:
+            lines.append(json.dumps({**span, "chat_id": record.chat_id}, default=str) + "\n")
+    return "".join(lines)
