@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import typer.core
@@ -21,6 +21,9 @@ from tierwise.budget import Budget, band_for_health
 from tierwise.errors import InputError, TierwiseError, UserError
 from tierwise.packing import Pack, Packer, conversation_layers, parse_conversation
 from tierwise.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
+
+if TYPE_CHECKING:
+    from tierwise.store import Store
 
 # Plain one-paragraph usage errors instead of rich panels: they read well in logs and CI.
 typer.core.HAS_RICH = False
@@ -217,6 +220,88 @@ def _store_sink(title: str) -> Any:
     return (add, lambda: len(db.list_messages(user.id, chat.id)))
 
 
+@app.command("chat")
+def chat_command(
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session", "-s", metavar="ID", help="Continue a stored chat (leaving one prints its id)."
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
+    ] = None,
+    budget: Annotated[
+        int, typer.Option(help="The prompt window in tokens; 1,000 of it are kept for the answer.")
+    ] = 16_000,
+    db: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
+    ] = None,
+) -> None:
+    """Chat with the configured model: answers stream as markdown, tools show as they run."""
+    import asyncio
+
+    from tierwise.chat import terminal
+
+    store = _open_store(db)
+    try:
+        user = terminal.local_user(store)
+        if session is not None:
+            _check_session(store, user, session)
+        provider = terminal.make_provider(model)
+        engine = terminal.make_engine(store, provider, window=budget)
+    except UserError as exc:
+        store.close()
+        raise _fail(str(exc)) from None
+    console = Console()
+
+    async def chat() -> None:
+        try:
+            await terminal.chat_loop(
+                engine,
+                user,
+                session,
+                console,
+                lambda: console.input("[bold]you ›[/] "),
+                resumed=bool(session),
+            )
+        finally:
+            await provider.aclose()
+
+    try:
+        with suppress(ImportError):
+            import readline  # noqa: F401 - line editing and history for input()
+        asyncio.run(chat())
+    finally:
+        store.close()
+
+
+def _open_store(url: str | None) -> Store:
+    """The store at ``url`` (default: the environment's), or exit 2 saying what is wrong."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from tierwise.store import Store
+
+    try:
+        return Store.open(url)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    except (SQLAlchemyError, OSError) as exc:
+        raise _fail(f"cannot open the database ({exc}); check --db or TIERWISE_DATABASE_URL") from None
+
+
+def _check_session(store: Store, user_id: str, chat_id: str) -> None:
+    from tierwise.store import NotFoundError
+
+    try:
+        store.get_chat(user_id, chat_id)
+    except NotFoundError:
+        raise InputError(
+            f"no stored chat {chat_id!r}; run `tierwise chat` without --session to start a new one"
+        ) from None
+
+
 @bench_app.command("locomo")
 def bench_locomo_command(
     data: Annotated[
@@ -264,6 +349,31 @@ def bench_locomo_command(
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+@bench_app.command("engine")
+def bench_engine_command(
+    sizes: Annotated[
+        str, typer.Option(help="Session lengths (messages), comma-separated.")
+    ] = "200,1000,2000",
+    turns: Annotated[int, typer.Option(help="Timed turns per size and turn shape.")] = 60,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Also write the results as JSON here (e.g. bench/results/engine.json)."),
+    ] = None,
+) -> None:
+    """Time the chat engine's own work per turn (the model's time excluded), beside a minimal peer."""
+    from tierwise.bench.engine import run
+
+    try:
+        size_list = _int_list(sizes, "--sizes")
+        if turns < 1:
+            raise InputError("--turns must be at least 1")
+        if min(size_list) < 2:
+            raise InputError("--sizes must each be at least 2 messages")
+        run(sizes=size_list, turns=turns, out=out)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
 
 
 @bench_app.command("pack")
