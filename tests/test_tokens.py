@@ -307,3 +307,74 @@ def test_image_parts_are_charged() -> None:
     low = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x", "detail": "low"}}]}
     high = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}
     assert counter.count_message(low) < counter.count_message(high)
+
+
+# -- joined counts --------------------------------------------------------------------------------
+
+_TRICKY = st.sampled_from(
+    [
+        "\n",
+        "\r",
+        "\r\n",
+        " ",
+        "  ",
+        "\t",
+        "/",
+        "//",
+        ".",
+        "'s",
+        "'S",
+        "’",
+        "-",
+        "#",
+        "## ",
+        "1",
+        "123",
+        "4567",
+        "a",
+        "word",
+        " word",
+        "Word",
+        "WORD",
+        "é",
+        "东京",
+        "🙂",
+        "👩‍💻",
+        "\u0301",
+        "<|endoftext|>",
+        "!?",
+        "...",
+        "\n\n",
+        " \n",
+        "/\n",
+        ".\n",
+        "x",
+    ]
+)
+_PART = st.lists(_TRICKY, max_size=12).map("".join) | st.text(max_size=40)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@given(
+    parts=st.lists(_PART, min_size=1, max_size=6),
+    sep=st.sampled_from(["\n", "\n\n", " \n", "\r\n", ":\n", "x"]),
+)
+def test_count_joined_is_exact(name: str, parts: list[str], sep: str) -> None:
+    counter = TokenCounter(name)
+    for part in parts:  # warm the parts, as the packer and memory do
+        counter.count(part)
+    expected = len(load_encoding(name).encode_ordinary(sep.join(parts)))
+    assert counter.count_joined(parts, sep) == expected
+    assert counter.count(sep.join(parts)) == expected  # the cache was primed with the exact count
+
+
+def test_count_joined_reuses_the_parts() -> None:
+    counter = TokenCounter("o200k_base")
+    lines = [f"User (2026-01-{d:02d}): we moved the launch to week {d}." for d in range(1, 29)]
+    for line in lines:
+        counter.count(line)
+    before = len(counter._cache)
+    total = counter.count_joined(lines, "\n")
+    assert total == counter.count("\n".join(lines))
+    # Only the short last-line-plus-separator strings were new, and the join itself.
+    assert len(counter._cache) - before <= len(lines) + 1

@@ -33,10 +33,11 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
-from itertools import compress, repeat
+from itertools import compress, pairwise, repeat
 from operator import add, contains, itemgetter
 from typing import Any
 
+import orjson
 import tiktoken
 
 from tierwise.errors import InputError, VocabularyError
@@ -178,6 +179,7 @@ class TokenCounter:
         self.encoding_name = encoding
         self._encoding: tiktoken.Encoding | None = None
         self._cache: dict[str, int] = {}
+        self._tools_cache: dict[bytes, int] = {}
         self._cache_size = cache_size
         self._lock = threading.Lock()
 
@@ -198,18 +200,51 @@ class TokenCounter:
         if cached is not None:
             return cached
         n = len(self.encoding.encode_ordinary(text))
+        self._remember(text, n)
+        return n
+
+    def _remember(self, text: str, n: int) -> None:
         with self._lock:
             if len(self._cache) >= self._cache_size:
                 # Drop the oldest eighth at once so eviction stays amortised O(1).
                 for key in list(self._cache)[: max(1, self._cache_size // 8)]:
                     del self._cache[key]
             self._cache[text] = n
-        return n
+
+    def count_joined(self, parts: Sequence[str], sep: str = "\n") -> int:
+        r"""Exact tokens of ``sep.join(parts)`` from the parts' cached counts; primes the cache with it.
+
+        Joining long texts and counting the result costs a full encode every time the join is new
+        (a pack's system message, a retrieved-turns layer). When ``sep`` ends with a newline and the
+        next part starts with a character that is neither whitespace nor ``/``, the tokenizer's
+        pre-tokenizer splits at that point, so no token crosses it: the count of the join is the sum
+        of the parts' counts, corrected at each joint by re-counting only the previous part's last
+        line with the separator. Where that rule does not apply, the join is counted directly.
+
+        Example:
+            >>> counter = get_counter()
+            >>> parts = ["## Notes\nThe venue is booked.", "Dana owns the FAQ.", "Budget: 4,000 EUR."]
+            >>> counter.count_joined(parts, "\n\n") == counter.count("\n\n".join(parts))
+            True
+        """
+        joined = sep.join(parts)
+        cached = self._cache.get(joined)
+        if cached is not None:
+            return cached
+        if not parts or not sep.endswith("\n") or any(not p or not _safe_start(p) for p in parts[1:]):
+            return self.count(joined)
+        total = self.count(parts[0])
+        for previous, part in pairwise(parts):
+            tail = _last_line(previous)
+            total += self.count(tail + sep) - self.count(tail) + self.count(part)
+        self._remember(joined, total)
+        return total
 
     def clear_cache(self) -> None:
         """Forget every cached count (benchmarks use this to measure cold runs)."""
         with self._lock:
             self._cache.clear()
+            self._tools_cache.clear()
 
     # -- chat messages --------------------------------------------------------------------------
 
@@ -303,7 +338,18 @@ class TokenCounter:
         """Tokens that tool definitions add to a request (0 for no tools)."""
         if not tools:
             return 0
-        return TOOLS_FRAMING + self.count(render_tools(tools))
+        try:  # rendering definitions costs far more than hashing them: cache by their canonical JSON
+            key = orjson.dumps(list(tools), option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # not JSON (a model would not accept it either): count without caching
+            return TOOLS_FRAMING + self.count(render_tools(tools))
+        cached = self._tools_cache.get(key)
+        if cached is None:
+            cached = TOOLS_FRAMING + self.count(render_tools(tools))
+            with self._lock:
+                if len(self._tools_cache) >= 256:
+                    self._tools_cache.clear()
+                self._tools_cache[key] = cached
+        return cached
 
 
 def _fill_misses(counts: list[Any], keys: list[Any], count: Any) -> None:
@@ -397,3 +443,25 @@ def render_tools(tools: Sequence[Mapping[str, Any]]) -> str:
             parts.append(f"type {fn['name']} = () => any;\n\n")
     parts.append("} // namespace functions")
     return "".join(parts)
+
+
+def _safe_start(text: str) -> bool:
+    """Whether the pre-tokenizer always starts a piece at ``text[0]`` when a newline precedes it."""
+    first = text[0]
+    return not first.isspace() and first != "/"
+
+
+def _last_line(text: str) -> str:
+    """The suffix of ``text`` after its last newline that is followed by a safe start (or all of it).
+
+    Everything before that suffix ends in a newline followed by a safe character, so its tokens do
+    not change when something is appended: only the suffix needs counting again.
+    """
+    end = len(text)
+    while True:
+        cut = text.rfind("\n", 0, end)
+        if cut < 0:
+            return text
+        if cut + 1 < len(text) and _safe_start(text[cut + 1 :]):
+            return text[cut + 1 :]
+        end = cut

@@ -116,3 +116,22 @@ def test_add_turn_checks_position() -> None:
     memory = Memory()
     with pytest.raises(ValueError, match="expected 0"):
         memory.add_turn(Turn("x", 3, "user", "hi"))
+
+
+def test_deferred_summaries_wait_for_maintain_and_match_eager_ones() -> None:
+    eager, deferred = Memory(), Memory(policy=MemoryPolicy(defer_summaries=True))
+    for memory in (eager, deferred):
+        chat(memory, 12, topic="launch")
+        chat(memory, 12, topic="kitchen", start=T0 + timedelta(days=2))
+    closed = [s for s in deferred.segments if s.closed]
+    assert closed and all(not deferred.settled(s) and not s.summary for s in closed)
+    # A pack still names every segment (headers are made on the spot) and fits.
+    pack = pack_turn(deferred, Budget(window=3000), [{"role": "user", "content": "kitchen?"}])
+    headers = next(layer for layer in pack.report.layers if layer.kind == "headers")
+    assert headers.status != "dropped" and pack.report.total_tokens <= 3000
+    deferred.maintain()
+    assert all(deferred.settled(s) for s in deferred.segments)
+    assert [(s.header, s.summary) for s in deferred.segments if s.closed] == [
+        (s.header, s.summary) for s in eager.segments if s.closed
+    ]
+    assert deferred.narrative == eager.narrative

@@ -86,3 +86,26 @@ def test_big_tool_results_go_to_the_users_blobs(store: Any) -> None:
     digest = shown.split("sha256:")[1][:64]
     assert s.get_blob(user.id, digest).decode() == big
     assert ChatMemory.load(s, user.id, chat.id).memory.messages[-1]["content"] == shown
+
+
+def test_load_takes_stored_summaries_instead_of_making_them_again(store: Any, monkeypatch: Any) -> None:
+    from tierwise.memory import engine as memory_engine
+    from tierwise.memory.engine import Memory, MemoryPolicy
+
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    first = ChatMemory(s, user.id, chat.id, Memory(policy=MemoryPolicy(defer_summaries=True)))
+    fill(first)
+    first.memory.maintain()
+    first.pack(Budget(window=3000), [{"role": "user", "content": "topic1?"}])  # writes the summaries
+    saved = {seg.id: seg.summary for seg in s.list_segments(user.id, chat.id)}
+    assert saved and all(saved.values())
+
+    def no_summaries(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a stored segment was summarised again")
+
+    monkeypatch.setattr(memory_engine, "make_trio", no_summaries)
+    again = ChatMemory.load(s, user.id, chat.id, Memory(policy=MemoryPolicy(defer_summaries=True)))
+    assert {seg.id: seg.summary for seg in again.memory.segments if seg.id in saved} == saved
+    assert again.memory.narrative == first.memory.narrative

@@ -55,9 +55,10 @@ from tierwise.chat.trace import Tracer
 from tierwise.chat.usage import ToolUsage, usage_report
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
-from tierwise.memory.engine import Memory
+from tierwise.memory.compaction import CompactionEvent
+from tierwise.memory.engine import Memory, MemoryPolicy
 from tierwise.memory.persist import ChatMemory, StoreBlobs
-from tierwise.packing.report import PackReport
+from tierwise.packing.report import Pack, PackReport
 from tierwise.providers.base import (
     Event,
     Fallback,
@@ -73,7 +74,8 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.errors import ProviderError
 from tierwise.providers.pricing import Price, cost
-from tierwise.store import Store
+from tierwise.providers.settings import ProviderSettings
+from tierwise.store import Chat, Store
 from tierwise.tools.definition import Tool
 from tierwise.tools.executor import ToolExecutor
 from tierwise.tools.registry import ToolRegistry
@@ -150,6 +152,10 @@ class _Turn:
     error: ErrorEvent | None = None
     answer: str = ""
     answered: bool = False
+    titled: bool = False  # the chat had a title before this turn (generated, or named by the user)
+    finished_at: float | None = None  # perf_counter when done was emitted
+    usage: UsageEvent | None = None
+    records: list[tuple[Pack, list[CompactionEvent]]] = field(default_factory=list)
     title: str | None = None
     # what is in flight, for the finaliser
     partial: list[str] = field(default_factory=list)
@@ -175,8 +181,9 @@ class ChatEngine:
         max_steps: model calls per turn at most; the last one is made without tools.
         guard: the cost guard (limits, spend ledger); ``None`` means no limits.
         title_provider: a model for titles; ``None`` uses the deterministic fallback.
-        memory_factory: makes the memory engine of a chat, given its blob store.
-        prices: price overrides for :func:`~tierwise.providers.cost`.
+        memory_factory: makes the memory engine of a chat, given its blob store (default: summaries
+            of closed segments deferred until after each answer).
+        prices: price overrides for :func:`~tierwise.providers.cost` (default: ``TIERWISE_PRICES``).
         trace_path: a JSONL file every turn's trace is appended to (traces are also in the audit log).
         tool_timeout_s: the limit for one tool run.
         memory_tools: register the housekeeping tools (recall_segments, open_blob,
@@ -231,7 +238,9 @@ class ChatEngine:
         self.max_steps = max_steps
         self.guard = guard
         self.title_provider = title_provider
-        self.memory_factory = memory_factory or (lambda blobs: Memory(blobs=blobs))
+        self.memory_factory = memory_factory or _default_memory
+        if prices is None:  # read TIERWISE_PRICES once, not on every model call
+            prices = ProviderSettings.load().prices or {}
         self.prices = prices
         self.trace_path = trace_path
         self.tool_timeout_s = tool_timeout_s
@@ -246,19 +255,22 @@ class ChatEngine:
         Raises:
             NotFoundError: ``user_id`` has no chat ``chat_id``.
         """
+        return self._load(user_id, chat_id)[0]
+
+    def _load(self, user_id: str, chat_id: str) -> tuple[ChatMemory, Chat]:
         key = (user_id, chat_id)
         chat = self.store.get_chat(user_id, chat_id)
         cached = self._chats.get(key)
         if cached is not None and len(cached.memory.turns) == chat.message_count:
             self._chats.move_to_end(key)
-            return cached
+            return cached, chat
         loaded = ChatMemory.load(
             self.store, user_id, chat_id, self.memory_factory(StoreBlobs(self.store, user_id))
         )
         self._chats[key] = loaded
         while len(self._chats) > _MAX_CACHED_CHATS:
             self._chats.popitem(last=False)
-        return loaded
+        return loaded, chat
 
     def is_running(self, user_id: str, chat_id: str) -> bool:
         """Whether a turn is in flight in this chat."""
@@ -297,7 +309,7 @@ class ChatEngine:
             yield DoneEvent(chat_id, "refused")
             return
         async with lock:
-            chat = self.chat_memory(user_id, chat_id)
+            chat, record = self._load(user_id, chat_id)
             start = self._start(chat, content)
             if self.guard is not None:
                 try:
@@ -307,21 +319,23 @@ class ChatEngine:
                     yield DoneEvent(chat_id, "refused")
                     return
             t = _Turn(user_id, chat_id, chat, start, Tracer())
+            t.titled = record.title_generated or record.title.strip() not in ("", "New Chat")
             if content is not None:
                 t.seqs.append(chat.add({"role": "user", "content": content}).seq)
                 t.start = len(chat.memory.turns) - 1
             chat.memory.begin_turn()
             producer = asyncio.create_task(self._produce(t))
-            watcher = asyncio.create_task(_cancel_when(stop, producer)) if stop is not None else None
+            watcher = asyncio.create_task(_cancel_when(stop, producer, t)) if stop is not None else None
             try:
                 while (event := await t.queue.get()) is not _SENTINEL:
                     yield event
             finally:
                 if watcher is not None:
                     watcher.cancel()
-                if not producer.done():  # the caller went away: stop the turn, keep what was done
-                    producer.cancel()
-                    await asyncio.wait([producer])
+                if not producer.done():
+                    if t.finished_at is None:  # the caller went away mid-turn: stop, keep what was done
+                        producer.cancel()
+                    await asyncio.wait([producer])  # maintenance after done is left to finish
 
     async def run(
         self, user_id: str, chat_id: str, content: str | None, *, stop: asyncio.Event | None = None
@@ -377,9 +391,16 @@ class ChatEngine:
                 kind="internal",
             )
         try:
-            self._finish(t, time.perf_counter() - started)
+            with self.store.batch():  # one commit for everything the turn's end writes
+                self._finish(t, time.perf_counter() - started)
         except Exception:  # never leave the caller waiting
             log.exception("could not finish the turn in chat %s", t.chat_id)
+            t.emit(DoneEvent(t.chat_id, "error", t.answer, t.steps, list(t.seqs), t.title))
+        t.finished_at = time.perf_counter()
+        try:  # after done, still holding the chat, in a worker thread: records and maintenance
+            await asyncio.to_thread(self._after, t)
+        except Exception:
+            log.exception("recording the turn in chat %s failed", t.chat_id)
         finally:
             t.queue.put_nowait(_SENTINEL)
 
@@ -412,6 +433,7 @@ class ChatEngine:
                     band=band,
                     health=health,
                     upto=t.start,
+                    record=False,  # audited and snapshotted after done, off the answer's path
                 )
                 report = pack.report
                 span.attributes.update(
@@ -427,6 +449,7 @@ class ChatEngine:
                     tokens_before=event.tokens_before,
                     tokens_after=event.tokens_after,
                 )
+            t.records.append((pack, list(chat.memory.events[events_before:])))
             t.reports.append(report)
             t.counted_prompt += report.total_tokens
             request = ModelRequest(
@@ -563,8 +586,7 @@ class ChatEngine:
 
     async def _title(self, t: _Turn) -> None:
         """Title the chat after its first exchange (a model if one is set, the fallback otherwise)."""
-        record = self.store.get_chat(t.user_id, t.chat_id)
-        if record.title_generated or record.title.strip() not in ("", "New Chat"):
+        if t.titled:
             return  # titled already, or named by the user
         first = next((m for m in t.chat.memory.messages if m.get("role") == "user"), None)
         if first is None:
@@ -624,34 +646,53 @@ class ChatEngine:
                 health,
                 band.name if band else None,
             )
-            record = self.store.get_chat(t.user_id, t.chat_id)
-            self.store.update_chat(
-                t.user_id, t.chat_id, total_tokens_used=record.total_tokens_used + prompt + completion
-            )
             t.emit(usage)
         t.tracer.event("turn.done", reason=t.reason, steps=t.steps, seconds=round(seconds, 4))
-        self.store.audit(
-            t.user_id,
-            "turn",
-            chat_id=t.chat_id,
-            checksum=t.reports[-1].checksum if t.reports else None,
-            details={
-                "reason": t.reason,
-                "steps": t.steps,
-                "message_seqs": t.seqs,
-                "model": t.model,
-                "trace_id": t.tracer.trace_id,
-                "usage": usage.to_dict() if usage else None,
-                "error": t.error.message if t.error else None,
-                "trace": [asdict(span) for span in t.tracer.spans],
-            },
-        )
+        t.usage = usage
+        t.emit(DoneEvent(t.chat_id, t.reason, t.answer, t.steps, list(t.seqs), t.title, t.tracer.trace_id))
+
+    def _after(self, t: _Turn) -> None:
+        """After done (in a worker thread): memory maintenance, then the turn's records.
+
+        Maintenance summarises segments that closed during the turn and rebuilds the search index when
+        due; then the packs' audit entries and snapshots, the turn with its usage and trace, and the
+        new summaries are written in one commit. Nothing here changes what the model or the user saw;
+        a crash before it loses only these records (summaries are made again on the next load).
+        """
+        t.chat.memory.maintain()  # summaries of segments closed in the turn, index rebuilds
+        with self.store.batch():  # one commit for every record of the turn (and those summaries)
+            for pack, compaction in t.records:
+                t.chat.record(pack, compaction)
+            if t.usage is not None:
+                self.store.add_tokens_used(
+                    t.user_id, t.chat_id, t.usage.prompt_tokens + t.usage.completion_tokens
+                )
+            self.store.audit(
+                t.user_id,
+                "turn",
+                chat_id=t.chat_id,
+                checksum=t.reports[-1].checksum if t.reports else None,
+                details={
+                    "reason": t.reason,
+                    "steps": t.steps,
+                    "message_seqs": t.seqs,
+                    "model": t.model,
+                    "trace_id": t.tracer.trace_id,
+                    "usage": t.usage.to_dict() if t.usage else None,
+                    "error": t.error.message if t.error else None,
+                    "trace": [asdict(span) for span in t.tracer.spans],
+                },
+            )
         if self.trace_path is not None:
             try:
                 t.tracer.write(self.trace_path)
             except OSError as exc:
                 log.warning("could not write the trace to %s: %s", self.trace_path, exc)
-        t.emit(DoneEvent(t.chat_id, t.reason, t.answer, t.steps, list(t.seqs), t.title, t.tracer.trace_id))
+
+
+def _default_memory(blobs: BlobStore) -> Memory:
+    """A chat's memory: tool results to the store's blobs, segment summaries made after each answer."""
+    return Memory(blobs=blobs, policy=MemoryPolicy(defer_summaries=True))
 
 
 def _waiting(message: Mapping[str, Any]) -> bool:
@@ -659,6 +700,7 @@ def _waiting(message: Mapping[str, Any]) -> bool:
     return message.get("role") in ("user", "tool")
 
 
-async def _cancel_when(stop: asyncio.Event, task: asyncio.Task[Any]) -> None:
+async def _cancel_when(stop: asyncio.Event, task: asyncio.Task[Any], turn: _Turn) -> None:
     await stop.wait()
-    task.cancel()
+    if turn.finished_at is None:  # a stop after done has nothing left to stop
+        task.cancel()

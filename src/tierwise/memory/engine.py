@@ -63,6 +63,7 @@ class MemoryPolicy:
     fulls_per_turn: int = 3
     full_cache_size: int = 32
     blob_threshold_tokens: int = 400
+    defer_summaries: bool = False  # summarise closed segments in maintain(), not as they close
     segments: SegmentPolicy = field(default_factory=SegmentPolicy)
 
 
@@ -104,6 +105,8 @@ class Memory:
         self._fulls: OrderedDict[str, str] = OrderedDict()
         self._fulls_this_turn = 0
         self._groups: MessageGroups | None = None
+        self._unsettled: list[Segment] = []  # closed, summary deferred (policy.defer_summaries)
+        self._headed: dict[str, int] = {}  # segment id → its last turn when its header was made
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -154,8 +157,44 @@ class Memory:
         self._groups = None
         _, closed = self.segmenter.add(turn, self.costs[-1], boundary=boundary)
         if closed is not None:
-            self._close(closed)
+            if self.policy.defer_summaries:
+                self._unsettled.append(closed)
+            else:
+                self._close(closed)
         return turn
+
+    def settled(self, segment: Segment) -> bool:
+        """Whether a segment is open, or closed with its summary made (not waiting for :meth:`maintain`)."""
+        return segment not in self._unsettled
+
+    def restore(
+        self,
+        segment: Segment,
+        header: str,
+        summary: str,
+        entities: Sequence[str],
+        topic: str | None = None,
+        outcome: str | None = None,
+    ) -> None:
+        """Settle a deferred segment with a trio made before (e.g. stored), without summarising again.
+
+        The narrative is not updated: it was saved with the trio and is restored beside it.
+        """
+        segment.header, segment.summary, segment.entities = header, summary, tuple(str(e) for e in entities)
+        segment.topic = topic or segment.topic
+        segment.outcome = outcome or segment.outcome
+        if segment in self._unsettled:
+            self._unsettled.remove(segment)
+
+    def _settle(self, older_than: int | None = None) -> None:
+        """Summarise closed segments still waiting (only those ending before ``older_than``, if given)."""
+        keep: list[Segment] = []
+        for seg in self._unsettled:
+            if older_than is None or seg.last < older_than:
+                self._close(seg)
+            else:
+                keep.append(seg)
+        self._unsettled = keep
 
     def index(self, upto: int | None = None, *, force: bool = True) -> None:
         """Make turns before ``upto`` (default: all) searchable by retrieval.
@@ -172,6 +211,17 @@ class Memory:
             return
         self.retriever.add(self.turns[done:end])
         self.retriever.prepare()
+
+    def maintain(self) -> None:
+        """Housekeeping that can wait until an answer is delivered: bring the search index up to date.
+
+        The chat engine calls it after a turn's ``done`` event, so index rebuilds (which grow with
+        the conversation) fall between turns instead of inside them; with
+        ``MemoryPolicy.defer_summaries`` it also summarises segments that closed during the turn
+        (a closed segment is still in the recent turns sent whole, so its summary can wait).
+        """
+        self._settle()
+        self.index(force=False)
 
     def compress(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
         """A tool message over the blob threshold as its compressed form (stored as a blob), else as given."""
@@ -192,7 +242,8 @@ class Memory:
 
     def _close(self, segment: Segment) -> None:
         turns = self.turns[segment.first : segment.last + 1]
-        make_trio(segment, turns, self.counter, self.summarizer, self.scrubber)
+        if not segment.summary:  # recall may have made it already
+            make_trio(segment, turns, self.counter, self.summarizer, self.scrubber)
         self.narrative = self.narrative.update_from_segment(
             summary=segment.summary,
             header=segment.header,
@@ -312,6 +363,7 @@ class Memory:
             return out
         history_budget = int(room * policy.history_share)
         self.compact(history_budget, upto=n)
+        self._settle(older_than=self.live_from)  # summaries are shown only once out of working memory
 
         def add_text(layer: ContextLayer) -> int:
             out.append(layer)
@@ -345,8 +397,11 @@ class Memory:
             candidates = self.retriever.select(query, retrieval_budget, counter, exclude=shown)
             picked = [t for t in candidates if t.index < start]
         if picked:
-            lines = "\n".join(render_turn(t) for t in picked)
-            used += add_text(ContextLayer("retrieved", "retrieved", lines))
+            rendered = [render_turn(t) for t in picked]
+            layer = ContextLayer("retrieved", "retrieved", "\n".join(rendered))
+            rendered[0] = layer.heading + rendered[0]
+            counter.count_joined(rendered, "\n")  # the turns' lines are counted already: cheap
+            used += add_text(layer)
         leftover = room - used - history_cost - 8
         if leftover > 0 and start > self.live_from:  # retrieval left room: show more history
             floor = max(self.live_from, max((t.index for t in picked), default=-1) + 1)
@@ -361,9 +416,11 @@ class Memory:
         hidden = len(self.segments) - len(segments)
         lines = []
         for seg in segments:
-            if not seg.closed:  # still growing: refresh its header (cheap, no summary)
+            stale = not seg.closed or not seg.header  # growing, or summary deferred: header only
+            if stale and self._headed.get(seg.id) != seg.last:  # unchanged since last made: reuse
                 turns = self.turns[seg.first : seg.last + 1]
                 make_trio(seg, turns, self.counter, scrubber=self.scrubber, summarize=False)
+                self._headed[seg.id] = seg.last
             lines.append(f"{seg.id} {seg.header}")
         costs = [self.counter.count(line) + 1 for line in lines]  # +1: the newline
         total = sum(costs)

@@ -16,6 +16,7 @@ from typing import Any
 from tierwise.budget import Budget, PruningBand
 from tierwise.memory.assemble import pack_turn
 from tierwise.memory.blobs import BlobRef
+from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.engine import Form, Memory
 from tierwise.memory.narrative import Narrative
 from tierwise.packing.report import Pack
@@ -58,6 +59,7 @@ class ChatMemory:
         self.memory = memory or Memory(blobs=StoreBlobs(store, user_id))
         self._saved_segments: dict[str, tuple[int, bool]] = {}
         self._archived_seq = -1
+        self._saved_narrative: Narrative | None = None
 
     @classmethod
     def load(cls, store: Store, user_id: str, chat_id: str, memory: Memory | None = None) -> ChatMemory:
@@ -68,8 +70,20 @@ class ChatMemory:
             bound.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
         if chat.narrative:
             bound.memory.narrative = Narrative.from_dict(dict(chat.narrative))
+            bound._saved_narrative = bound.memory.narrative
         bound._archived_seq = chat.messages_archived - 1
-        bound._sync()
+        trios = {saved.id: saved for saved in store.list_segments(user_id, chat_id)}
+        for seg in bound.memory.segments:
+            saved = trios.get(seg.id)
+            if saved is None or not seg.closed or (saved.first_seq, saved.last_seq) != (seg.first, seg.last):
+                continue
+            bound._saved_segments[seg.id] = (seg.last, True)  # already stored: not written again
+            if not bound.memory.settled(seg):  # summaries deferred: take the stored trio
+                bound.memory.restore(
+                    seg, saved.header, saved.summary, saved.entities, saved.topic, saved.outcome
+                )
+        with store.batch():
+            bound._sync()
         return bound
 
     def add(
@@ -85,16 +99,17 @@ class ChatMemory:
         as the compressed form that points to it.
         """
         message = self.memory.compress(message)
-        stored = self.store.add_message(
-            self.user_id,
-            self.chat_id,
-            message,
-            token_count=self.memory.counter.count_message(message),
-            at=at,
-            metadata=metadata,
-        )
-        self.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
-        self._sync()
+        with self.store.batch():  # the message and what it changed, committed together
+            stored = self.store.add_message(
+                self.user_id,
+                self.chat_id,
+                message,
+                token_count=self.memory.counter.count_message(message),
+                at=at,
+                metadata=metadata,
+            )
+            self.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
+            self._sync()
         return stored
 
     def pack(
@@ -109,8 +124,13 @@ class ChatMemory:
         band: PruningBand | None = None,
         health: float | None = None,
         upto: int | None = None,
+        record: bool = True,
     ) -> Pack:
-        """Build a pack (see :func:`~tierwise.memory.assemble.pack_turn`), audit it and snapshot it."""
+        """Build a pack (see :func:`~tierwise.memory.assemble.pack_turn`), audit it and snapshot it.
+
+        With ``record=False`` the audit and snapshot are left to the caller (:meth:`record`), who may
+        write them later, off the answer's path — the chat engine does so after a turn's ``done``.
+        """
         events_before = len(self.memory.events)
         pack = pack_turn(
             self.memory,
@@ -124,7 +144,20 @@ class ChatMemory:
             health=health,
             upto=upto,
         )
-        for event in self.memory.events[events_before:]:
+        if record:
+            self.record(pack, self.memory.events[events_before:])
+        return pack
+
+    def record(self, pack: Pack, compaction: Sequence[CompactionEvent] = ()) -> None:
+        """Audit ``pack`` and the compaction done for it, save its snapshot, write memory through.
+
+        One commit for all of it.
+        """
+        with self.store.batch():
+            self._record(pack, compaction)
+
+    def _record(self, pack: Pack, compaction: Sequence[CompactionEvent]) -> None:
+        for event in compaction:
             self.store.audit(
                 self.user_id,
                 "compaction",
@@ -140,14 +173,13 @@ class ChatMemory:
             )
         self._sync()
         record_pack(self.store, self.user_id, self.chat_id, pack)
-        return pack
 
     def _sync(self) -> None:
         """Write closed segments, the narrative and archiving through to the store."""
         memory, store = self.memory, self.store
         for seg in memory.segments:
             state = (seg.last, seg.closed)
-            if not seg.closed or self._saved_segments.get(seg.id) == state:
+            if not seg.closed or not memory.settled(seg) or self._saved_segments.get(seg.id) == state:
                 continue
             store.save_segment(
                 self.user_id,
@@ -171,8 +203,9 @@ class ChatMemory:
         if upto > self._archived_seq:
             store.archive_messages(self.user_id, self.chat_id, upto)
             self._archived_seq = upto
-        if not memory.narrative.is_empty():
+        if memory.narrative is not self._saved_narrative and not memory.narrative.is_empty():
             store.update_chat(self.user_id, self.chat_id, narrative=memory.narrative.to_dict())
+            self._saved_narrative = memory.narrative
 
 
 def record_pack(store: Store, user_id: str, chat_id: str, pack: Pack, *, budget_percent: float = 0.0) -> None:

@@ -403,6 +403,7 @@ def _render(
     total = REPLY_PRIMING
     if sections:
         system = {"role": "system", "content": "\n\n".join(sections)}
+        counter.count_joined(sections, "\n\n")  # exact from the sections' counts; primes the cache
         messages.append(system)
         total += counter.count_message(system)
     tools: list[dict[str, Any]] = []

@@ -51,6 +51,23 @@ def _rowcount(result: sa.Result[Any]) -> int:
     return int(cast("sa.CursorResult[Any]", result).rowcount)
 
 
+_CHAT: sa.Table = models.Chat.__table__  # type: ignore[assignment]
+_TAKE_SEQ = (
+    sa.update(_CHAT)
+    .where(_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
+    .values(message_count=_CHAT.c.message_count + 1, updated_at=sa.bindparam("b_now"))
+    .returning(_CHAT.c.message_count)
+)
+_MESSAGES: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
+_INSERT_MESSAGE = sa.insert(_MESSAGES)
+_FIND_MESSAGE = sa.select(_MESSAGES.c.id).where(
+    _MESSAGES.c.id == sa.bindparam("b_id"),
+    _MESSAGES.c.user_id == sa.bindparam("b_user"),
+    _MESSAGES.c.chat_id == sa.bindparam("b_chat"),
+)
+_INSERT_TOOL_CALL = sa.insert(models.ChatToolCall.__table__)  # type: ignore[arg-type]
+
+
 class Store(ArtifactsMixin):
     """Persistent chats, messages, segments, blobs, snapshots and audit, scoped per user.
 
@@ -181,6 +198,22 @@ class Store(ArtifactsMixin):
             session.flush()
             return Chat.of(row)
 
+    def add_tokens_used(self, user_id: str, chat_id: str, tokens: int) -> int:
+        """Add ``tokens`` to the chat's ``total_tokens_used`` in one statement; returns the new total."""
+        check_count("tokens", tokens)
+        chat = models.Chat
+        with self._write() as session:
+            total = session.execute(
+                sa.update(chat)
+                .where(chat.id == chat_id, chat.user_id == user_id)
+                .values(total_tokens_used=chat.total_tokens_used + tokens, updated_at=models.utcnow())
+                .returning(chat.total_tokens_used)
+                .execution_options(synchronize_session=False)
+            ).scalar_one_or_none()
+            if total is None:
+                raise NotFoundError("chat", chat_id, user_id)
+            return int(total)
+
     def delete_chat(self, user_id: str, chat_id: str) -> None:
         """Delete the chat with its messages, tool calls, segments and snapshots (blobs and audit stay)."""
         with self._write() as session:
@@ -222,35 +255,38 @@ class Store(ArtifactsMixin):
         check_time("at", at)
         meta = dict(check_json("metadata", dict(metadata or {})))
         check_json("tool_results", tool_results)
-        chat = models.Chat
+        now = models.utcnow()
         with self._write() as session:
             # One statement takes the position and locks the chat: concurrent appends queue here.
             taken = session.execute(
-                sa.update(chat)
-                .where(chat.id == chat_id, chat.user_id == user_id)
-                .values(message_count=chat.message_count + 1, updated_at=models.utcnow())
-                .returning(chat.message_count)
-                .execution_options(synchronize_session=False)
+                _TAKE_SEQ, {"b_chat": chat_id, "b_user": user_id, "b_now": now}
             ).scalar_one_or_none()
             if taken is None:
                 raise NotFoundError("chat", chat_id, user_id)
-            row = models.ChatMessage(
-                id=models.new_id(),
-                chat_id=chat_id,
-                user_id=user_id,
-                seq=taken - 1,
-                tool_results=tool_results,
-                is_archived=False,
-                is_in_summary=False,
-                segment_id=None,
-                token_count=token_count,
-                created_at=at or models.utcnow(),
-                metadata_=meta,
+            values = {
+                "id": models.new_id(),
+                "chat_id": chat_id,
+                "user_id": user_id,
+                "seq": taken - 1,
+                "role": None,
+                "content": None,
+                "content_parts": None,
+                "name": None,
+                "tool_calls": None,
+                "tool_call_id": None,
+                "extra": None,
                 **columns,
-            )
-            session.add(row)
-            session.flush()
-            return StoredMessage.of(row)
+                "tool_results": tool_results,
+                "is_archived": False,
+                "is_in_summary": False,
+                "segment_id": None,
+                "token_count": token_count,
+                "created_at": at or now,
+                "metadata": meta,
+            }
+            # A prepared Core INSERT: the ORM's unit of work costs more than the write itself.
+            session.execute(_INSERT_MESSAGE, values)
+            return StoredMessage(**values)
 
     def list_messages(
         self,
@@ -355,33 +391,31 @@ class Store(ArtifactsMixin):
         check_count("duration_ms", duration_ms, optional=True)
         check_text("error", error, optional=True)
         check_time("at", at)
-        msg = models.ChatMessage
         with self._write() as session:
-            self._chat(session, user_id, chat_id)
-            found = session.scalar(
-                sa.select(msg.id).where(msg.id == message_id, msg.user_id == user_id, msg.chat_id == chat_id)
-            )
+            found = session.execute(
+                _FIND_MESSAGE, {"b_id": message_id, "b_user": user_id, "b_chat": chat_id}
+            ).scalar_one_or_none()
             if found is None:
+                self._chat(session, user_id, chat_id)  # which is missing: the chat, or the message?
                 raise NotFoundError("message", message_id, user_id)
             if blob_sha256 is not None and session.get(models.Blob, (user_id, blob_sha256)) is None:
                 raise NotFoundError("blob", blob_sha256, user_id)
-            row = models.ChatToolCall(
-                id=models.new_id(),
-                chat_id=chat_id,
-                message_id=message_id,
-                user_id=user_id,
-                tool_name=tool_name,
-                arguments=args,
-                result=result,
-                blob_sha256=blob_sha256,
-                duration_ms=duration_ms,
-                success=bool(success),
-                error=error,
-                created_at=at or models.utcnow(),
-            )
-            session.add(row)
-            session.flush()
-            return ToolCallRecord.of(row)
+            values = {
+                "id": models.new_id(),
+                "chat_id": chat_id,
+                "message_id": message_id,
+                "user_id": user_id,
+                "tool_name": tool_name,
+                "arguments": args,
+                "result": result,
+                "blob_sha256": blob_sha256,
+                "duration_ms": duration_ms,
+                "success": bool(success),
+                "error": error,
+                "created_at": at or models.utcnow(),
+            }
+            session.execute(_INSERT_TOOL_CALL, values)
+            return ToolCallRecord(**values)
 
     def list_tool_calls(
         self, user_id: str, chat_id: str, *, message_id: str | None = None
