@@ -479,7 +479,8 @@ _NOTE = (
     "(o200k counts, cached); ratio = tierwise ÷ peer. messages = the session's size at the measured turns "
     "(a chat takes turns until it has grown by ~15%, then a fresh chat of the same size takes over). "
     "p99 is the nearest rank: with 60 turns, the slowest. after done = mean time the engine keeps "
-    "working after `done` (memory maintenance: search-index rebuilds), off the answer's path."
+    "working after `done`, off the answer's path (pack audits and snapshots, the turn's record and "
+    "trace, summaries of segments closed in the turn, search-index rebuilds)."
 )
 
 
