@@ -277,6 +277,44 @@ def chat_command(
         store.close()
 
 
+@app.command("traces")
+def traces_command(
+    chat: Annotated[
+        str | None, typer.Option("--chat", "-c", metavar="ID", help="Only this chat's turns.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the JSONL here instead of printing it.")] = None,
+    user: Annotated[str, typer.Option(metavar="ID", help="Whose turns (default: the local user).")] = "local",
+    db: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
+    ] = None,
+) -> None:
+    """Export the stored traces of chat turns as JSONL (one span or event per line)."""
+    from tierwise.chat.trace import export_traces
+    from tierwise.store import NotFoundError
+
+    store = _open_store(db)
+    try:
+        if chat is not None:
+            store.get_chat(user, chat)
+        text = export_traces(store, user, chat)
+    except NotFoundError:
+        raise _fail(
+            f"no stored chat {chat!r} for user {user!r}; use the id `tierwise chat` prints when you leave"
+        ) from None
+    finally:
+        store.close()
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise _fail(f"cannot write {out}: {exc.strerror or exc}") from None
+    typer.echo(f"{text.count(chr(10)):,} spans written to {out}", err=True)
+
+
 def _open_store(url: str | None) -> Store:
     """The store at ``url`` (default: the environment's), or exit 2 saying what is wrong."""
     from sqlalchemy.exc import SQLAlchemyError
