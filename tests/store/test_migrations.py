@@ -24,6 +24,7 @@ from tierwise.store import (
     migrate,
 )
 from tierwise.store.models import Base, new_id
+from tierwise.workspace import models as workspace_models
 
 UNICODE = {
     "emoji": "🧠✨ café",
@@ -58,11 +59,11 @@ def test_migrate_blank_database_to_head_and_again_is_a_no_op(store_url: str) -> 
     try:
         assert current_revision(engine) is None
         migrate(store_url)
-        assert current_revision(engine) == head_revision() == "0001"
+        assert current_revision(engine) == head_revision() == "0002"
         tables = set(sa.inspect(engine).get_table_names())
         assert tables >= TABLES | {"alembic_version"}
         migrate(store_url)
-        assert current_revision(engine) == "0001"
+        assert current_revision(engine) == "0002"
         with engine.connect() as connection:
             assert connection.execute(sa.text("SELECT count(*) FROM alembic_version")).scalar() == 1
         assert set(sa.inspect(engine).get_table_names()) == tables
@@ -76,6 +77,7 @@ def test_hand_written_migration_matches_the_models(store_url: str) -> None:
     try:
         with engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert workspace_models.Task.__table__.metadata is Base.metadata  # one schema, one chain
             assert compare_metadata(context, Base.metadata) == []
         indexes = {i["name"] for i in sa.inspect(engine).get_indexes("context_snapshots")}
         assert indexes >= {
