@@ -58,6 +58,17 @@ class StoreBase:
             yield session
 
     @contextmanager
+    def session(self, *, write: bool = False) -> Iterator[Session]:
+        """A SQLAlchemy session for code that keeps its own tables in this database (the workspace).
+
+        ``write=True`` is a write transaction (committed when the block ends, rolled back if it
+        raises; inside :meth:`batch`, part of the batch); otherwise a read transaction. Scope every
+        query by ``user_id``: the store cannot do it for tables it does not know.
+        """
+        with self._write() if write else self._read() as session:
+            yield session
+
+    @contextmanager
     def batch(self) -> Iterator[None]:
         """Make every write in the block one transaction: one commit instead of one per call.
 
