@@ -456,3 +456,41 @@ async def test_traces_are_stored_and_exported_as_jsonl(store: Store, tmp_path: A
     tool_span = next(s for s in spans if s["name"] == "tool.call")
     assert tool_span["attributes"]["tool"] == "list_tasks" and tool_span["status"] == "ok"
     assert path.read_text(encoding="utf-8").count("\n") == len(spans)
+
+
+async def test_context_sources_and_tool_extras_reach_the_pack_and_the_tools(store: Store) -> None:
+    from tierwise import ContextLayer
+    from tierwise.store import Chat
+
+    seen: list[tuple[str, str]] = []
+
+    def sources(user_id: str, chat: Chat) -> list[ContextLayer]:
+        seen.append((user_id, chat.context_type))
+        return [
+            ContextLayer("profile", "profile", "Prefers short bullet lists."),
+            ContextLayer(
+                "project:offsite", "location", "## Current Project: Lisbon offsite\n- Status: active"
+            ),
+        ]
+
+    @tool(tier="list")
+    def whoami(ctx: ToolContext) -> str:
+        """Say what the clock says."""
+        return str(ctx.extras["now"])
+
+    model = ScriptedModel(tool_call("whoami"), "ok")
+    user = store.create_user("maya").id
+    chat = store.create_chat(user, context_type="project").id
+    engine = ChatEngine(
+        store, model, tools=[whoami], budget=BUDGET, context=sources, tool_extras={"now": "2026-11-23T09:00"}
+    )
+    result = await engine.run(user, chat, "What's next for the offsite?")
+
+    assert seen == [(user, "project")]  # once per turn, not per step
+    for request in model.requests:
+        system = request.messages[0]["content"]
+        assert "Prefers short bullet lists." in system and "Current Project: Lisbon offsite" in system
+    complete = next(e for e in result.events if isinstance(e, ToolCallComplete))
+    assert complete.content == "2026-11-23T09:00"
+    report = store.list_snapshots(user, chat)[0].tier_breakdown
+    assert report["profile"]["tokens"] > 0 and report["location"]["tokens"] > 0

@@ -58,6 +58,7 @@ from tierwise.memory.blobs import BlobStore
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.engine import Memory, MemoryPolicy
 from tierwise.memory.persist import ChatMemory, StoreBlobs
+from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack, PackReport
 from tierwise.providers.base import (
     Event,
@@ -76,12 +77,15 @@ from tierwise.providers.errors import ProviderError
 from tierwise.providers.pricing import Price, cost
 from tierwise.providers.settings import ProviderSettings
 from tierwise.store import Chat, Store
-from tierwise.tools.definition import Tool
+from tierwise.tools.definition import Tool, ToolContext
 from tierwise.tools.executor import ToolExecutor
 from tierwise.tools.registry import ToolRegistry
 from tierwise.tools.results import ToolResult
 
-__all__ = ["DEFAULT_SYSTEM", "ChatEngine", "TurnResult"]
+__all__ = ["DEFAULT_SYSTEM", "ChatEngine", "ContextSource", "TurnResult"]
+
+ContextSource = Callable[[str, Chat], Sequence[ContextLayer]]
+"""The application's layers for a turn, from the user id and the chat (its context type and entity)."""
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +192,9 @@ class ChatEngine:
         tool_timeout_s: the limit for one tool run.
         memory_tools: register the housekeeping tools (recall_segments, open_blob,
             update_narrative, record_decision).
+        context: the application's context layers for a turn (a user profile, the chat's location,
+            related items), given the user id and the chat; called once per turn, packed with memory.
+        tool_extras: handed to every tool in ``ToolContext.extras`` (a clock, a calendar, …).
 
     Example:
         >>> import asyncio
@@ -220,6 +227,8 @@ class ChatEngine:
         trace_path: Path | None = None,
         tool_timeout_s: float = 30,
         memory_tools: bool = True,
+        context: ContextSource | None = None,
+        tool_extras: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise InputError(
@@ -244,6 +253,8 @@ class ChatEngine:
         self.prices = prices
         self.trace_path = trace_path
         self.tool_timeout_s = tool_timeout_s
+        self.context = context
+        self.tool_extras = dict(tool_extras or {})
         self._chats: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
@@ -407,6 +418,11 @@ class ChatEngine:
     async def _steps(self, t: _Turn) -> None:
         chat, budget = t.chat, self.budget
         definitions = self.registry.definitions()
+        extra: Sequence[ContextLayer] = ()
+        if self.context is not None:
+            with t.tracer.span("context.sources"):
+                extra = list(self.context(t.user_id, self.store.get_chat(t.user_id, t.chat_id)))
+        tool_context = ToolContext(extras=self.tool_extras)
         executor = ToolExecutor(
             self.registry,
             store=self.store,
@@ -433,6 +449,7 @@ class ChatEngine:
                     band=band,
                     health=health,
                     upto=t.start,
+                    layers=extra,
                     record=False,  # audited and snapshotted after done, off the answer's path
                 )
                 report = pack.report
@@ -484,7 +501,7 @@ class ChatEngine:
                 t.answer, t.answered = response.text, True
                 await self._title(t)
                 return
-            await self._run_tools(t, executor, calls, stored.id, step)
+            await self._run_tools(t, executor, calls, stored.id, step, tool_context)
 
     async def _call(self, t: _Turn, request: ModelRequest) -> ModelResponse:
         """Stream one model call: text goes out as it comes; the response is assembled."""
@@ -515,7 +532,13 @@ class ChatEngine:
         return await collect(tee(self.provider.stream(request)))
 
     async def _run_tools(
-        self, t: _Turn, executor: ToolExecutor, calls: Sequence[ToolCall], message_id: str, step: int
+        self,
+        t: _Turn,
+        executor: ToolExecutor,
+        calls: Sequence[ToolCall],
+        message_id: str,
+        step: int,
+        context: ToolContext,
     ) -> None:
         """Run the calls concurrently, report each as it finishes, store the results in call order."""
         t.pending_calls = list(calls)
@@ -526,7 +549,9 @@ class ChatEngine:
             t.started.add(call.id)
             t.emit(ToolCallStart(call.id, call.name, call.arguments, step))
             with t.tracer.span("tool.call", tool=call.name, call_id=call.id, step=step) as span:
-                result = await executor.execute(call.id, call.name, call.arguments, message_id=message_id)
+                result = await executor.execute(
+                    call.id, call.name, call.arguments, message_id=message_id, context=context
+                )
                 span.status = "ok" if result.success else "error"
                 span.attributes.update(duration_ms=result.duration_ms, attempts=result.attempts)
                 if result.error:

@@ -31,11 +31,14 @@ def pack_turn(
     band: PruningBand | None = None,
     health: float | None = None,
     upto: int | None = None,
+    layers: Sequence[ContextLayer] = (),
 ) -> Pack:
     """Pack ``current`` (the newest user message and the turn in progress) with memory's context.
 
     If ``current`` is already remembered (the chat engine stores every message first), pass
     ``upto``: the index of its first turn, so memory's layers stop before it and nothing is sent twice.
+    ``layers`` are the caller's other layers (a user profile, the location, related items): they are
+    reserved before memory sizes its own, like the system prompt, and the packer decides their fate.
     """
     counter = memory.counter
     base: list[ContextLayer] = []
@@ -43,9 +46,11 @@ def pack_turn(
         base.append(ContextLayer("system", "system", system))
     if tools:
         base.append(ContextLayer("tools", "tools", tools))
+    base.extend(layers)
     if current:
         base.append(ContextLayer("input", "input", current))
-    reserved = REPLY_PRIMING + sum(layer.tokens(counter) for layer in base) + (4 if system else 0)
+    texts = any(layer.form == "text" for layer in base)
+    reserved = REPLY_PRIMING + sum(layer.tokens(counter) for layer in base) + (4 if texts else 0)
     query = next(
         (str(m.get("content") or "") for m in reversed(current) if m.get("role") == "user"),
         None,

@@ -19,6 +19,7 @@ from tierwise.memory.blobs import BlobRef
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.engine import Form, Memory
 from tierwise.memory.narrative import Narrative
+from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack
 from tierwise.store import Store, StoredMessage
 
@@ -124,6 +125,7 @@ class ChatMemory:
         band: PruningBand | None = None,
         health: float | None = None,
         upto: int | None = None,
+        layers: Sequence[ContextLayer] = (),
         record: bool = True,
     ) -> Pack:
         """Build a pack (see :func:`~tierwise.memory.assemble.pack_turn`), audit it and snapshot it.
@@ -143,6 +145,7 @@ class ChatMemory:
             band=band,
             health=health,
             upto=upto,
+            layers=layers,
         )
         if record:
             self.record(pack, self.memory.events[events_before:])
