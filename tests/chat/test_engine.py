@@ -494,3 +494,26 @@ async def test_context_sources_and_tool_extras_reach_the_pack_and_the_tools(stor
     assert complete.content == "2026-11-23T09:00"
     report = store.list_snapshots(user, chat)[0].tier_breakdown
     assert report["profile"]["tokens"] > 0 and report["location"]["tokens"] > 0
+
+
+async def test_a_big_tool_result_is_read_whole_in_its_turn_and_as_a_blob_after(store: Store) -> None:
+    @tool(tier="detail")
+    def export_report() -> str:
+        """The full quarterly report."""
+        return "\n".join(f"Line {i}: revenue for region {i} grew by {i % 7} percent." for i in range(60))
+
+    model = ScriptedModel(tool_call("export_report"), "Summarised.", "Here it is again.")
+    user = store.create_user("maya").id
+    chat = store.create_chat(user).id
+    engine = ChatEngine(store, model, tools=[export_report], budget=BUDGET)
+    await engine.run(user, chat, "Export the report")
+    await engine.run(user, chat, "And again?")
+
+    in_turn = model.requests[1].messages[-1]["content"]
+    assert in_turn.startswith("Line 0:") and "Line 59:" in in_turn  # whole, in the turn that asked
+    stored = store.list_messages(user, chat)[2]
+    assert stored.message["role"] == "tool" and "sha256:" in (stored.content or "")
+    digest = (stored.content or "").split("sha256:")[1][:64]
+    assert store.get_blob(user, digest).decode().startswith("Line 0:")
+    later = "\n".join(str(m.get("content")) for m in model.requests[2].messages)
+    assert "Line 59:" not in later and digest in later  # afterwards: the summary and its reference

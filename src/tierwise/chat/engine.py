@@ -160,6 +160,7 @@ class _Turn:
     finished_at: float | None = None  # perf_counter when done was emitted
     usage: UsageEvent | None = None
     records: list[tuple[Pack, list[CompactionEvent]]] = field(default_factory=list)
+    whole: dict[int, str] = field(default_factory=dict)  # memory index → a tool result in full
     title: str | None = None
     # what is in flight, for the finaliser
     partial: list[str] = field(default_factory=list)
@@ -195,6 +196,9 @@ class ChatEngine:
         context: the application's context layers for a turn (a user profile, the chat's location,
             related items), given the user id and the chat; called once per turn, packed with memory.
         tool_extras: handed to every tool in ``ToolContext.extras`` (a clock, a calendar, …).
+        max_result_tokens: a tool result up to this size is read whole in the turn that asked for it
+            (default: a quarter of the budget); history keeps larger results — and every result over
+            the memory's blob threshold once its turn is over — as a blob summary with its sha256.
 
     Example:
         >>> import asyncio
@@ -229,6 +233,7 @@ class ChatEngine:
         memory_tools: bool = True,
         context: ContextSource | None = None,
         tool_extras: Mapping[str, Any] | None = None,
+        max_result_tokens: int | None = None,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise InputError(
@@ -255,6 +260,7 @@ class ChatEngine:
         self.tool_timeout_s = tool_timeout_s
         self.context = context
         self.tool_extras = dict(tool_extras or {})
+        self.max_result_tokens = max_result_tokens
         self._chats: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
@@ -429,11 +435,9 @@ class ChatEngine:
             user_id=t.user_id,
             chat_id=t.chat_id,
             memory=chat.memory,
-            blobs=chat.memory.blobs,
             counter=chat.memory.counter,
-            blob_threshold_tokens=chat.memory.policy.blob_threshold_tokens,
             timeout_s=self.tool_timeout_s,
-        )
+        )  # no blobs here: storing a result compresses it for history; this turn sees it whole
         for step in range(1, self.max_steps + 1):
             last = step == self.max_steps
             t.steps = step
@@ -443,7 +447,7 @@ class ChatEngine:
             with t.tracer.span("context.build", step=step) as span:
                 pack = chat.pack(
                     budget,
-                    chat.memory.messages[t.start :],
+                    self._current(t),
                     system=self.system + (_LAST_STEP if last and definitions else ""),
                     tools=definitions,
                     band=band,
@@ -591,7 +595,25 @@ class ChatEngine:
             message = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
             t.tool_usage.append(ToolUsage(call.name, counter.count(call.arguments), counter.count(content)))
             t.seqs.append(t.chat.add(message, metadata=meta).seq)
+            index = len(t.chat.memory.messages) - 1
+            shown = t.chat.memory.messages[index].get("content")
+            if shown != content and counter.count(content) <= self._turn_result_tokens():
+                t.whole[index] = content  # stored as a blob for history; the model reads it whole now
         t.pending_calls = []
+
+    def _turn_result_tokens(self) -> int:
+        if self.max_result_tokens is not None:
+            return self.max_result_tokens
+        return self.budget.available // 4
+
+    @staticmethod
+    def _current(t: _Turn) -> list[Mapping[str, Any]]:
+        """The turn so far, as the model should read it: its own tool results whole (within bounds)."""
+        messages = t.chat.memory.messages
+        return [
+            {**messages[i], "content": t.whole[i]} if i in t.whole else messages[i]
+            for i in range(t.start, len(messages))
+        ]
 
     def _account(self, t: _Turn, response: ModelResponse) -> None:
         counter = t.chat.memory.counter
