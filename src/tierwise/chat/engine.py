@@ -81,6 +81,7 @@ from tierwise.tools.definition import Tool, ToolContext
 from tierwise.tools.executor import ToolExecutor
 from tierwise.tools.registry import ToolRegistry
 from tierwise.tools.results import ToolResult
+from tierwise.tools.strategies import DEFAULT_STRATEGIES, FailureStrategy
 
 __all__ = ["DEFAULT_SYSTEM", "ChatEngine", "ContextSource", "TurnResult"]
 
@@ -199,6 +200,7 @@ class ChatEngine:
         max_result_tokens: a tool result up to this size is read whole in the turn that asked for it
             (default: a quarter of the budget); history keeps larger results — and every result over
             the memory's blob threshold once its turn is over — as a blob summary with its sha256.
+        tool_strategies: what to do when a tool fails (default: seed 000 §8.2's three).
 
     Example:
         >>> import asyncio
@@ -234,6 +236,7 @@ class ChatEngine:
         context: ContextSource | None = None,
         tool_extras: Mapping[str, Any] | None = None,
         max_result_tokens: int | None = None,
+        tool_strategies: Sequence[FailureStrategy] = DEFAULT_STRATEGIES,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise InputError(
@@ -261,6 +264,7 @@ class ChatEngine:
         self.context = context
         self.tool_extras = dict(tool_extras or {})
         self.max_result_tokens = max_result_tokens
+        self.tool_strategies = tuple(tool_strategies)
         self._chats: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
@@ -437,6 +441,7 @@ class ChatEngine:
             memory=chat.memory,
             counter=chat.memory.counter,
             timeout_s=self.tool_timeout_s,
+            strategies=self.tool_strategies,
         )  # no blobs here: storing a result compresses it for history; this turn sees it whole
         for step in range(1, self.max_steps + 1):
             last = step == self.max_steps
