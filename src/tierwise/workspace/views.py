@@ -103,7 +103,7 @@ def task_stats(total: int, done: int, in_progress: int) -> dict[str, int]:
         "active_task_count": total - done,
         "in_progress_task_count": in_progress,
         "completed_task_count": done,
-        "completion_percentage": round(done * 100 / total) if total else 0,
+        "completion_percentage": (done * 200 + total) // (2 * total) if total else 0,  # half up
     }
 
 
