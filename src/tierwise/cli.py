@@ -243,6 +243,7 @@ def chat_command(
     import asyncio
 
     from tierwise.chat import terminal
+    from tierwise.workspace.app import ensure_sample
 
     store = _open_store(db)
     try:
@@ -251,10 +252,13 @@ def chat_command(
             _check_session(store, user, session)
         provider = terminal.make_provider(model)
         engine = terminal.make_engine(store, provider, window=budget)
+        loaded = ensure_sample(store, user) if session is None else None
     except UserError as exc:
         store.close()
         raise _fail(str(exc)) from None
     console = Console()
+    if loaded:
+        console.print(f"[dim]{loaded}[/]")
 
     async def chat() -> None:
         try:
@@ -451,6 +455,40 @@ def _int_list(text: str, option: str) -> list[int]:
     if not values or any(v <= 0 for v in values):
         raise InputError(f"{option} takes positive whole numbers separated by commas, e.g. 100,1000")
     return values
+
+
+@bench_app.command("disclosure")
+def bench_disclosure_command(
+    scales: Annotated[
+        str, typer.Option(help="Workspace scales for tool latency, comma-separated.")
+    ] = "1,10,100",
+    repeat: Annotated[int, typer.Option(help="Timed calls per tool and scale.")] = 40,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write JSON here, and markdown beside it (e.g. bench/results/disclosure.json)."
+        ),
+    ] = None,
+) -> None:
+    """Tokens sent with progressive disclosure vs full records (30 requests), and tool latency by scale."""
+    from tierwise.bench.disclosure import run
+
+    try:
+        scale_list = _int_list(scales, "--scales")
+        if repeat < 1 or min(scale_list) < 1:
+            raise InputError("--repeat and every --scales value must be at least 1")
+        run(scales=scale_list, repeat=repeat, out=out)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _workspace_commands() -> None:
+    from tierwise.cli_workspace import workspace_app
+
+    app.add_typer(workspace_app, name="workspace")
+
+
+_workspace_commands()
 
 
 def main() -> None:

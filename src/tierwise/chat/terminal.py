@@ -42,7 +42,7 @@ from tierwise.chat.events import (
     UsageEvent,
 )
 from tierwise.errors import UserError
-from tierwise.providers import OpenAICompatProvider, Provider, ProviderSettings
+from tierwise.providers import Provider
 from tierwise.store import NotFoundError, Store, StoredMessage
 
 __all__ = [
@@ -76,26 +76,33 @@ _LINE_CHARS = 96
 def make_provider(model: str | None = None) -> Provider:
     """The chat's model, from the ``TIERWISE_*`` environment (``model`` overrides ``TIERWISE_MODEL``).
 
+    With nothing configured it is the offline assistant (:mod:`tierwise.workspace.assistant`), which
+    says so in the banner and in every fallback answer.
+
     Raises:
-        ProviderNotConfigured: no base URL or no model; the message says what to set.
+        ProviderNotConfigured: only one of the base URL and the model is set; the message says what to set.
         InputError: a ``TIERWISE_*`` variable has a bad value.
     """
-    return OpenAICompatProvider(ProviderSettings.load(), model=model)
+    from tierwise.workspace.app import assistant_provider
+
+    return assistant_provider(model)
 
 
 def make_engine(
     store: Store, provider: Provider, *, window: int = 16_000, reserve: int = 1_000
 ) -> ChatEngine:
-    """The engine of the terminal chat: spending limits from the environment, kept in the store.
+    """The reference assistant's engine: workspace tools and context, spending limits from the environment.
 
     Titles are asked of ``provider`` too (falling back to a title made from the first message).
 
     Raises:
         InputError: ``window``/``reserve`` make no budget, or a ``TIERWISE_*_LIMIT`` is not a number.
     """
+    from tierwise.workspace.app import assistant_engine
+
     guard = CostGuard(Limits.from_env(), StoreLedger(store))
     budget = Budget(window=window, reserve=reserve)
-    return ChatEngine(store, provider, budget=budget, guard=guard, title_provider=provider)
+    return assistant_engine(store, provider, budget=budget, guard=guard)
 
 
 def local_user(store: Store) -> str:
@@ -353,6 +360,10 @@ def _read(read_line: Callable[[], str | None], console: Console) -> str | None:
 
 def _banner(engine: ChatEngine, console: Console) -> None:
     model = engine.model or engine.provider.model or engine.provider.name
+    if engine.provider.name == "offline":
+        from tierwise.workspace.app import OFFLINE_NOTICE
+
+        console.print(Text(OFFLINE_NOTICE, style="yellow"))
     console.print(
         Text(
             f"tierwise chat · {model} · prompt budget {engine.budget.available:,} tokens · "
