@@ -288,15 +288,35 @@ def test_make_provider_takes_the_model_option(monkeypatch: pytest.MonkeyPatch) -
         make_provider("qwen2.5:7b")
 
 
-def test_chat_without_a_provider_says_what_to_set() -> None:
+def test_chat_with_half_a_provider_says_what_to_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TIERWISE_BASE_URL", "http://localhost:11434/v1")
     result = RUNNER.invoke(app, ["chat"], input="hello\n")
 
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: no model provider is configured")
-    for needle in ("TIERWISE_BASE_URL", "TIERWISE_MODEL", "TIERWISE_API_KEY", "OpenAI:", "Ollama:"):
+    for needle in ("TIERWISE_MODEL", "TIERWISE_API_KEY", "OpenAI:", "Ollama:"):
         assert needle in result.output
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_chat_without_a_provider_runs_the_offline_assistant(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'chat.db'}"
+    result = RUNNER.invoke(
+        app,
+        ["chat", "--db", db],
+        input="What are my high priority tasks for the Q4 launch?\nTell me more about the API documentation task\n",
+    )
+
+    assert result.exit_code == 0, result.output
+    assert "offline assistant" in result.output and "TIERWISE_BASE_URL" in result.output
+    assert "loaded the sample workspace" in result.output
+    assert "search_projects" in result.output and "list_tasks" in result.output
+    assert "get_task_details" in result.output
+    assert "Design API documentation portal" in result.output
+    assert "Traceback" not in result.output
+    again = RUNNER.invoke(app, ["chat", "--db", db], input="hi\n")
+    assert "loaded the sample workspace" not in again.output  # only on first use
 
 
 def test_chat_with_an_unknown_session_says_how_to_start_one() -> None:

@@ -1,0 +1,53 @@
+"""``tierwise workspace …``: sample, clear, ICS import and export, with clean errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tierwise.cli import app
+
+RUNNER = CliRunner()
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = RUNNER.invoke(app, list(args))
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def test_sample_export_import_clear(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'w.db'}"
+    code, out = _run("workspace", "sample", "--db", db)
+    assert code == 0 and "loaded:" in out and "projects" in out
+    code, out = _run("workspace", "sample", "--db", db)
+    assert code == 2 and out.startswith("error: ")
+    ics = tmp_path / "cal.ics"
+    code, _ = _run("workspace", "export-ics", "--db", db, "--out", str(ics))
+    assert code == 0 and ics.read_bytes().startswith(b"BEGIN:VCALENDAR")
+    code, out = _run("workspace", "import-ics", str(ics), "--db", db)
+    assert code == 0 and "0 new" in out and "updated" in out  # same UIDs: updated, not duplicated
+    code, out = _run("workspace", "clear", "--db", db)
+    assert code == 2 and "--yes" in out
+    code, out = _run("workspace", "clear", "--yes", "--db", db)
+    assert code == 0
+    code, out = _run("workspace", "import-ics", str(ics), "--db", db)
+    assert code == 0 and "0 updated" in out
+
+
+def test_bad_files_and_users(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'w.db'}"
+    junk = tmp_path / "junk.ics"
+    junk.write_text("not a calendar", encoding="utf-8")
+    code, out = _run("workspace", "import-ics", str(junk), "--db", db)
+    assert code == 2 and out.startswith("error: ") and "iCalendar" in out
+    code, out = _run("workspace", "import-ics", str(tmp_path / "missing.ics"), "--db", db)
+    assert code == 2 and out.startswith("error: cannot read")
+    code, out = _run("workspace", "import-ics", str(tmp_path), "--db", db)
+    assert code == 2 and "directory" in out
+    code, out = _run("workspace", "sample", "--user", "nobody", "--db", db)
+    assert code == 2 and "no user 'nobody'" in out
+    code, out = _run("workspace", "sample", "--scale", "0", "--db", db)
+    assert code == 2 and out.startswith("error: ")
