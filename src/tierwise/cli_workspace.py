@@ -57,7 +57,7 @@ def sample_command(
         store.close()
     typer.echo(
         f"loaded: {summary.projects} projects, {summary.tasks} tasks, {summary.notes} notes, "
-        f"{summary.brain_dumps} brain dumps, {summary.events} events"
+        f"{summary.brain_dumps} brain dumps, {summary.calendar_events} events"
     )
 
 

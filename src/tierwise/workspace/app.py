@@ -67,7 +67,7 @@ def ensure_sample(store: Store, user_id: str, *, today: Any = None) -> str | Non
     summary = generate_workspace(store, user_id, today=today)
     return (
         f"loaded the sample workspace: {summary.projects} projects, {summary.tasks} tasks, "
-        f"{summary.notes} notes, {summary.events} events (`tierwise workspace clear` removes it)"
+        f"{summary.notes} notes, {summary.calendar_events} events (`tierwise workspace clear` removes it)"
     )
 
 

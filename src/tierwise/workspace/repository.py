@@ -318,6 +318,8 @@ class Workspace:
             order = [Task.created_at.desc()]
         else:
             order = [_PRIORITY_RANK.desc(), Task.start_at.asc().nulls_last()]
+        if words:  # tasks whose title has every word come first
+            order.insert(0, sa.case((_matches(words, (Task.title,)), 1), else_=0).desc())
         with self.store.session() as session:
             total = session.scalar(sa.select(sa.func.count()).select_from(Task).where(*where)) or 0
             rows = list(session.scalars(sa.select(Task).where(*where).order_by(*order, Task.id).limit(limit)))
@@ -399,13 +401,17 @@ class Workspace:
             where.append(_matches(words, (Note.title, Note.content, sa.cast(Note.tags, sa.Text))))
         if project_id:
             where.append(Note.project_id == project_id)
+        by_title = sa.case((_matches(words, (Note.title,)), 1), else_=0) if words else sa.literal(0)
         if category:
             where.append(sa.func.lower(Note.category) == category.strip().lower())
         with self.store.session() as session:
             total = session.scalar(sa.select(sa.func.count()).select_from(Note).where(*where)) or 0
             rows = list(
                 session.scalars(
-                    sa.select(Note).where(*where).order_by(Note.created_at.desc(), Note.id).limit(limit)
+                    sa.select(Note)
+                    .where(*where)
+                    .order_by(by_title.desc(), Note.created_at.desc(), Note.id)
+                    .limit(limit)
                 )
             )
             names = self._project_names(session, user_id, (r.project_id for r in rows))
