@@ -305,7 +305,10 @@ def test_chat_without_a_provider_runs_the_offline_assistant(tmp_path: Path) -> N
     result = RUNNER.invoke(
         app,
         ["chat", "--db", db],
-        input="What are my high priority tasks for the Q4 launch?\nTell me more about the API documentation task\n",
+        input=(
+            "What are my high priority tasks for the Q4 launch?\n"
+            "Tell me more about the API documentation task\n"
+        ),
     )
 
     assert result.exit_code == 0, result.output

@@ -38,8 +38,8 @@ class Env:
 
 
 @pytest.fixture
-def env() -> Iterator[Env]:
-    store = Store.open("sqlite://")
+def env(store: Store) -> Iterator[Env]:
+    """Two users (maya, with a Lisbon profile; omar) and an executor with the twelve tools — on each backend."""
     user = store.create_user("maya").id
     other = store.create_user("omar").id
     ws = Workspace(store)
@@ -48,4 +48,3 @@ def env() -> Iterator[Env]:
         ToolRegistry(workspace_tools()), store=store, strategies=WORKSPACE_STRATEGIES, timeout_s=10
     )
     yield Env(store, ws, user, other, executor)
-    store.close()
