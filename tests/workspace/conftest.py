@@ -39,7 +39,7 @@ class Env:
 
 @pytest.fixture
 def env(store: Store) -> Iterator[Env]:
-    """Two users (maya, with a Lisbon profile; omar) and an executor with the twelve tools — on each backend."""
+    """Two users (maya, with a Lisbon profile; omar) and an executor with the twelve tools."""
     user = store.create_user("maya").id
     other = store.create_user("omar").id
     ws = Workspace(store)
