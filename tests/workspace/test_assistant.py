@@ -1,0 +1,614 @@
+"""The offline assistant: intent recognition, and whole turns through the chat engine over a workspace."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+
+from tierwise.chat.engine import ChatEngine
+from tierwise.chat.events import ToolCallStart
+from tierwise.providers.base import ModelRequest, ToolCall
+from tierwise.store import Store
+from tierwise.workspace.assistant import OFFLINE_HINT, OfflineAssistant
+from tierwise.workspace.calendar import LocalCalendar
+from tierwise.workspace.context import WorkspaceContext
+from tierwise.workspace.intents import find_day, find_time, find_window, keywords, recognise
+from tierwise.workspace.repository import Workspace
+from tierwise.workspace.tools import workspace_tools
+
+NOW = datetime(2026, 11, 23, 14, 5, tzinfo=UTC)  # Monday; Lisbon is on UTC in November
+LOCAL = NOW.replace(tzinfo=None)
+
+
+def _clock() -> datetime:
+    return NOW
+
+
+# -- intents -----------------------------------------------------------------------------------------
+
+
+def _case(message: str, kind: str, **fields: Any) -> Any:
+    return pytest.param(message, kind, fields, id=message or "empty")
+
+
+CASES = [
+    _case(
+        "What are my high priority tasks for the Q4 launch?",
+        "list_tasks",
+        priority=("high",),
+        project="Q4 launch",
+    ),
+    _case("list my tasks", "list_tasks", priority=(), project=""),
+    _case("what are my urgent tasks", "list_tasks", priority=("high",)),
+    _case("show blocked tasks", "list_tasks", status=("blocked",)),
+    _case("what's in progress", "list_tasks", status=("in_progress",)),
+    _case("What's overdue?", "list_tasks", overdue=True),
+    _case("what tasks are done", "list_tasks", status=("done",)),
+    _case("Which tasks are overdue?", "list_tasks", overdue=True, project=""),
+    _case("what are the subtasks", "details", target="task", pronoun=True),
+    _case("what's next week look like", "calendar", window_label="next week"),
+    _case(
+        "Create a task to prepare interview questions for the hiring project, high priority, on Friday",
+        "create_task",
+        title="Prepare interview questions",
+        project="hiring",
+        priority=("high",),
+        start_date="2026-11-27",
+    ),
+    _case("Q4 launch tasks", "list_tasks", project="Q4 launch"),
+    _case("show me the tasks in the renovation project", "list_tasks", project="renovation"),
+    _case("tasks about webhooks", "list_tasks", subject="webhooks", project=""),
+    _case("what's on my plate", "list_tasks", status=("backlog", "in_progress", "blocked")),
+    _case("what should I work on today", "list_tasks", window_label="today"),
+    _case(
+        "Tell me more about the API documentation task", "details", subject="API documentation", target="task"
+    ),
+    _case("details on the webhook task", "details", subject="webhook", target="task"),
+    _case("what's in the pricing note", "details", subject="pricing", target="note"),
+    _case("the second one", "details", ordinal=2),
+    _case("tell me more about the first one", "details", ordinal=1),
+    _case("#3", "details", ordinal=3),
+    _case("the last one", "details", ordinal=-1),
+    _case("more about it", "details", pronoun=True),
+    _case("I want to work on the Q4 launch project", "details", subject="Q4 launch", target="project"),
+    _case("let's focus on marathon training", "details", subject="marathon training", target="project"),
+    _case("Show me my active projects", "list_projects", project_status="active"),
+    _case("what projects do I have", "list_projects", project_status=None),
+    _case("projects about tax", "list_projects", subject="tax"),
+    _case("find notes about pricing", "search_notes", subject="pricing"),
+    _case("notes for the marathon project", "search_notes", project="marathon", subject=""),
+    _case("what notes do I have", "search_notes", subject=""),
+    _case("what's on my calendar today", "calendar", window_label="today"),
+    _case("what's my schedule tomorrow", "calendar", window_label="tomorrow"),
+    _case("do I have meetings this week", "calendar", window_label="this week"),
+    _case("what's on next week", "calendar", window_label="next week"),
+    _case("show my agenda", "calendar", window=None),
+    _case("find a free hour tomorrow", "free_slots", duration_minutes=60, window_label="tomorrow"),
+    _case(
+        "find 30 minutes this week in the morning",
+        "free_slots",
+        duration_minutes=30,
+        preferred_hours=(9, 10, 11),
+    ),
+    _case(
+        "when am I free on Friday afternoon",
+        "free_slots",
+        preferred_hours=(13, 14, 15, 16),
+        duration_minutes=60,
+    ),
+    _case(
+        "create a task: Call the accountant tomorrow",
+        "create_task",
+        title="Call the accountant",
+        start_date="2026-11-24",
+    ),
+    _case(
+        "remind me to buy running shoes on Saturday",
+        "create_task",
+        title="Buy running shoes",
+        start_date="2026-11-28",
+    ),
+    _case("add a task to call the bank", "create_task", title="Call the bank", project=""),
+    _case(
+        "new task: Review PR #42 for project Webhooks",
+        "create_task",
+        title="Review PR #42",
+        project="Webhooks",
+    ),
+    _case(
+        "add a task for the marathon: book physio, low priority",
+        "create_task",
+        title="Book physio",
+        project="marathon",
+        priority=("low",),
+    ),
+    _case("add a task: water plants every day", "create_task", title="Water plants", recurrence="daily"),
+    _case("mark the webhook task as done", "update_task", subject="webhook", updates=(("status", "done"),)),
+    _case(
+        "set the API docs task to high priority",
+        "update_task",
+        subject="API docs",
+        updates=(("priority", "high"),),
+    ),
+    _case("move the venue booking to tomorrow", "update_task", updates=(("start_date", "2026-11-24"),)),
+    _case(
+        "the pricing page is blocked", "update_task", subject="pricing page", updates=(("status", "blocked"),)
+    ),
+    _case(
+        "I finished the release notes", "update_task", subject="release notes", updates=(("status", "done"),)
+    ),
+    _case("mark it done", "update_task", pronoun=True),
+    _case("start the API docs task", "update_task", updates=(("status", "in_progress"),)),
+    _case("rename the docs task to Docs portal v2", "update_task", updates=(("title", "Docs portal v2"),)),
+    _case(
+        "schedule the API docs task tomorrow at 10",
+        "schedule_task",
+        subject="API docs",
+        start_time="2026-11-24T10:00",
+    ),
+    _case(
+        "put weekly review on my calendar every Monday at 9",
+        "schedule_task",
+        subject="weekly review",
+        recurrence="weekly",
+        start_time="2026-11-30T09:00",
+    ),
+    _case(
+        "schedule the tempo run every weekday at 7am",
+        "schedule_task",
+        recurrence="weekdays",
+        start_time="2026-11-24T07:00",
+    ),
+    _case("schedule the standup every other week", "schedule_task", recurrence="biweekly", start_time=None),
+    _case(
+        "book time for tax filing tomorrow morning",
+        "schedule_task",
+        subject="tax filing",
+        preferred_hours=(9, 10, 11),
+    ),
+    _case("schedule it on Friday", "schedule_task", pronoun=True),
+    _case(
+        "schedule 1:1 prep tomorrow at 2:30pm for 45 minutes",
+        "schedule_task",
+        start_time="2026-11-24T14:30",
+        duration_minutes=45,
+    ),
+    _case("hi", "greeting"),
+    _case("Good morning!", "greeting"),
+    _case("thanks!", "thanks"),
+    _case("what can you do?", "help"),
+    _case("", "help"),
+    _case("what's the weather like", "unknown"),
+    _case("write me a poem about Lisbon", "unknown"),
+]
+
+
+@pytest.mark.parametrize(("message", "kind", "fields"), CASES)
+def test_recognise(message: str, kind: str, fields: dict[str, Any]) -> None:
+    intent = recognise(message, LOCAL)
+    assert intent.kind == kind, intent
+    for name, value in fields.items():
+        assert getattr(intent, name) == value, (name, intent)
+
+
+def _day(text: str) -> date:
+    found = find_day(text, date(2026, 11, 23))
+    assert found is not None, text
+    return found[0]
+
+
+def _time(text: str) -> tuple[int, int]:
+    found = find_time(text)
+    assert found is not None, text
+    return found[0], found[1]
+
+
+def test_dates_and_times() -> None:
+    assert find_day("call Ana on Friday", date(2026, 11, 23)) == (date(2026, 11, 27), "on Friday")
+    assert _day("next monday") == date(2026, 11, 30)
+    assert _day("monday") == date(2026, 11, 23)
+    assert _day("by 2026-12-01") == date(2026, 12, 1)
+    assert _day("Dec 3") == date(2026, 12, 3)
+    assert _day("3rd of January") == date(2027, 1, 3)
+    assert _day("in 3 days") == date(2026, 11, 26)
+    assert find_day("no day here", date(2026, 11, 23)) is None
+    assert _time("at 10") == (10, 0) and _time("at 2:30pm") == (14, 30) and _time("at 3") == (15, 0)
+    assert _time("at noon") == (12, 0) and _time("12am") == (0, 0)
+    assert find_time("task 42") is None
+    window = find_window("this weekend", LOCAL)
+    assert window is not None
+    assert (window[0].date(), window[1].date(), window[2]) == (
+        date(2026, 11, 28),
+        date(2026, 11, 30),
+        "this weekend",
+    )
+    assert find_window("nothing", LOCAL) is None
+    assert keywords("Tell me about the Q4 launch project") == ["q4", "launch"]
+
+
+# -- the workspace ------------------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    store: Store
+    ws: Workspace
+    user: str
+    ids: dict[str, str]
+    engine: ChatEngine
+
+    def chat(self, **options: Any) -> str:
+        return self.store.create_chat(self.user, **options).id
+
+    def turn(self, chat_id: str, message: str) -> tuple[list[ToolCallStart], str]:
+        result = asyncio.run(self.engine.run(self.user, chat_id, message))
+        assert result.error is None, result.error
+        calls = [e for e in result.events if isinstance(e, ToolCallStart)]
+        return calls, result.text
+
+
+def _names(calls: list[ToolCallStart]) -> list[str]:
+    return [c.name for c in calls]
+
+
+def _args(call: ToolCallStart) -> dict[str, Any]:
+    value = json.loads(call.arguments)
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    store = Store.open("sqlite://")
+    user = store.create_user("maya").id
+    ws = Workspace(store)
+    ws.set_profile(user, timezone="Europe/Lisbon", who_i_am="Product lead", how_i_work="Mornings")
+    ids: dict[str, str] = {}
+    ids["q4"] = ws.create_project(
+        user,
+        name="Q4 Product Launch",
+        description="Ship the Q4 release",
+        executive_summary="Launching AI features",
+    )["id"]
+    ids["marathon"] = ws.create_project(user, name="Marathon Training", description="First marathon")["id"]
+    ids["site"] = ws.create_project(user, name="Old Website", status="paused")["id"]
+    ids["api"] = ws.create_task(
+        user,
+        title="Design API documentation portal",
+        project_id=ids["q4"],
+        priority="high",
+        start_date="2026-11-20",
+        description="Create comprehensive API documentation with interactive examples",
+        details="Next.js 14 with App Router\nMDX for content",
+    )["id"]
+    ws.update_task(user, ids["api"], {"status": "in_progress"})
+    ids["sub"] = ws.create_task(user, title="Set up Next.js documentation site", parent_task_id=ids["api"])[
+        "id"
+    ]
+    ids["webhook"] = ws.create_task(
+        user, title="Implement webhook system", project_id=ids["q4"], priority="high"
+    )["id"]
+    ids["pricing"] = ws.create_task(
+        user, title="Pricing page copy", project_id=ids["q4"], duration_minutes=30
+    )["id"]
+    ids["tempo"] = ws.create_task(user, title="Tempo run", project_id=ids["marathon"], priority="low")["id"]
+    ids["note"] = ws.create_note(
+        user,
+        title="Pricing research",
+        content="Competitors charge per seat.\nWe should charge per workflow.",
+        category="research",
+        project_id=ids["q4"],
+    )["id"]
+    calendar = LocalCalendar(store)
+    for summary, start, end in (
+        ("Standup", (23, 15, 0), (23, 15, 30)),
+        ("Design review", (24, 9, 0), (24, 10, 0)),
+    ):
+        calendar.add_event(
+            user,
+            summary=summary,
+            start=datetime(2026, 11, start[0], start[1], start[2], tzinfo=UTC),
+            end=datetime(2026, 11, end[0], end[1], end[2], tzinfo=UTC),
+            timezone="Europe/Lisbon",
+        )
+    engine = ChatEngine(
+        store,
+        OfflineAssistant(),
+        tools=workspace_tools(),
+        context=WorkspaceContext(store, clock=_clock),
+        tool_extras={"clock": _clock},
+    )
+    yield World(store, ws, user, ids, engine)
+    store.close()
+
+
+# -- whole turns --------------------------------------------------------------------------------------
+
+
+def test_seed_dialogue(world: World) -> None:
+    chat = world.chat()
+    calls, text = world.turn(chat, "What are my high priority tasks for the Q4 launch?")
+    assert _names(calls) == ["search_projects", "list_tasks"]
+    assert _args(calls[1])["project_id"] == world.ids["q4"]
+    assert _args(calls[1])["priority"] == ["high"]
+    assert "- [high] Design API documentation portal · in progress · 2026-11-20 (overdue)" in text
+    assert "Implement webhook system" in text and "Pricing page copy" not in text
+    assert text.endswith("Ask about any of them for details.")
+
+    calls, text = world.turn(chat, "Tell me more about the API documentation task")
+    assert _names(calls) == ["get_task_details"]  # resolved from the list shown: no search
+    assert _args(calls[0])["task_id"] == world.ids["api"]
+    assert "**Design API documentation portal**" in text and "interactive examples" in text
+    assert "Subtasks (0/1 done): Set up Next.js documentation site" in text
+
+    calls, text = world.turn(chat, "Show me my active projects")
+    assert _names(calls) == ["search_projects"] and _args(calls[0])["status"] == "active"
+    assert "Q4 Product Launch" in text and "Marathon Training" in text and "Old Website" not in text
+
+    calls, text = world.turn(chat, "I want to work on the Q4 launch project")
+    assert _names(calls) == ["get_project_details"]
+    assert _args(calls[0]) == {"project_id": world.ids["q4"], "include_tasks": True}
+    assert text.startswith("**Q4 Product Launch** · active") and "Top open tasks" in text
+    recorded = [c.tool_name for c in world.store.list_tool_calls(world.user, chat)]
+    assert recorded.count("get_task_details") == 1  # never a detail call per listed item
+
+
+def test_details_search_first_when_nothing_was_listed(world: World) -> None:
+    calls, text = world.turn(world.chat(), "Tell me more about the API documentation task")
+    assert _names(calls) == ["list_tasks", "get_task_details"]
+    assert _args(calls[0])["query"] == "api documentation"
+    assert _args(calls[1])["task_id"] == world.ids["api"]
+    assert "Design API documentation portal" in text
+
+
+def test_ordinals_refer_to_the_last_list(world: World) -> None:
+    chat = world.chat()
+    _, listed = world.turn(chat, "list my tasks")
+    second = listed.splitlines()[2]
+    calls, text = world.turn(chat, "the second one")
+    # memory keeps the earlier list as a blob: the assistant reads it again (open_blob), like a model would
+    assert _names(calls) in (["get_task_details"], ["open_blob", "get_task_details"])
+    title = text.splitlines()[0].split("**")[1]
+    assert title in second
+    calls, text = world.turn(chat, "mark it done")
+    assert _names(calls) == ["update_task"]
+    assert f"Updated **{title}**: status → done." == text
+
+
+def test_notes(world: World) -> None:
+    chat = world.chat()
+    calls, text = world.turn(chat, "find notes about pricing")
+    assert _names(calls) == ["search_notes"] and _args(calls[0])["query"] == "pricing"
+    assert "**Pricing research** · research · Q4 Product Launch" in text
+    calls, text = world.turn(chat, "what's in the pricing note")
+    assert _names(calls) == ["get_note_details"] and _args(calls[0])["note_id"] == world.ids["note"]
+    assert "We should charge per workflow." in text
+
+
+def test_calendar_today(world: World) -> None:
+    calls, text = world.turn(world.chat(), "What's on my calendar today?")
+    assert _names(calls) == ["get_calendar_events"]
+    assert (
+        _args(calls[0])["timeMin"] == "2026-11-23T00:00" and _args(calls[0])["timeMax"] == "2026-11-24T00:00"
+    )
+    assert "- Mon 23 Nov 15:00–15:30 Standup" in text and "Design review" not in text
+
+
+def test_free_slot(world: World) -> None:
+    calls, text = world.turn(world.chat(), "find a free hour tomorrow morning")
+    assert _names(calls) == ["find_available_slots"]
+    args = _args(calls[0])
+    assert args["duration_minutes"] == 60 and args["preferred_hours"] == [9, 10, 11]
+    assert args["timeMin"].startswith("2026-11-24")
+    assert "- Tue 24 Nov 10:00–11:00 (preferred)" in text  # 9:00 is the design review
+    assert "09:00–10:00" not in text
+
+
+def test_create_task(world: World) -> None:
+    message = "add a task to the Q4 launch project: write release notes, high priority, due Friday"
+    calls, text = world.turn(world.chat(), message)
+    assert _names(calls) == ["search_projects", "create_task"]
+    assert _args(calls[1]) == {
+        "title": "Write release notes",
+        "project_id": world.ids["q4"],
+        "priority": "high",
+        "start_date": "2026-11-27",
+    }
+    assert text.startswith(
+        "Created **Write release notes** · [high] · in Q4 Product Launch · starts 2026-11-27"
+    )
+    tasks, _ = world.ws.list_tasks(world.user, query="release notes")
+    assert [t["title"] for t in tasks] == ["Write release notes"]
+
+
+def test_create_task_in_a_project_chat_uses_that_project(world: World) -> None:
+    chat = world.chat(context_type="project", entity_id=world.ids["marathon"])
+    calls, _ = world.turn(chat, "remind me to buy gels tomorrow")
+    assert _names(calls) == ["create_task"]
+    assert _args(calls[0])["project_id"] == world.ids["marathon"]
+    calls, text = world.turn(chat, "list my tasks")
+    assert _names(calls) == ["list_tasks"] and _args(calls[0])["project_id"] == world.ids["marathon"]
+    assert "Buy gels" in text and "Tempo run" in text and "Pricing" not in text
+
+
+def test_update_task(world: World) -> None:
+    calls, text = world.turn(world.chat(), "mark the webhook task as done")
+    assert _names(calls) == ["list_tasks", "update_task"]
+    assert _args(calls[1]) == {"task_id": world.ids["webhook"], "updates": {"status": "done"}}
+    assert text == "Updated **Implement webhook system**: status → done."
+    assert world.ws.task_details(world.user, world.ids["webhook"])["status"] == "done"
+
+
+def test_schedule_at_a_time(world: World) -> None:
+    calls, text = world.turn(world.chat(), "schedule the pricing page tomorrow at 10")
+    assert _names(calls) == ["list_tasks", "schedule_task"]
+    assert _args(calls[1]) == {"task_id": world.ids["pricing"], "start_time": "2026-11-24T10:00"}
+    assert text == "Scheduled **Pricing page copy** on Tue 24 Nov 10:00–10:30."
+    events = LocalCalendar(world.store).events(world.user, NOW, datetime(2026, 11, 25, tzinfo=UTC))
+    assert [e.linked_task_id for e in events if e.summary == "Pricing page copy"] == [world.ids["pricing"]]
+
+
+def test_schedule_recurring_finds_a_slot_first(world: World) -> None:
+    calls, text = world.turn(world.chat(), "schedule the tempo run every weekday")
+    assert _names(calls) == ["list_tasks", "find_available_slots", "schedule_task"]
+    scheduled = _args(calls[2])
+    assert scheduled["task_id"] == world.ids["tempo"] and scheduled["recurrence_pattern"] == "weekdays"
+    assert text.startswith("Scheduled **Tempo run** on ") and text.endswith("repeating weekdays.")
+
+
+def test_task_chat_pronoun(world: World) -> None:
+    chat = world.chat(context_type="task", entity_id=world.ids["webhook"])
+    calls, _ = world.turn(chat, "schedule it tomorrow at 2pm")
+    assert _names(calls) == ["schedule_task"]
+    assert _args(calls[0]) == {"task_id": world.ids["webhook"], "start_time": "2026-11-24T14:00"}
+
+
+def test_not_found_is_said(world: World) -> None:
+    calls, text = world.turn(world.chat(), "mark the quantum flux capacitor as done")
+    assert _names(calls)[0] == "list_tasks" and "update_task" not in _names(calls)
+    assert "couldn't find a task" in text
+
+
+def test_unknown_request_is_honest(world: World) -> None:
+    calls, text = world.turn(world.chat(), "What's the weather in Lisbon?")
+    assert calls == []
+    assert "offline assistant" in text and "TIERWISE_BASE_URL" in text and "TIERWISE_MODEL" in text
+
+
+def test_greeting(world: World) -> None:
+    calls, text = world.turn(world.chat(), "hi")
+    assert calls == [] and "offline assistant" in text and "list tasks" in text
+
+
+def test_sample_workspace_dialogue() -> None:
+    sample = pytest.importorskip("tierwise.workspace.sample")
+    store = Store.open("sqlite://")
+    user = store.create_user("maya").id
+    sample.generate_workspace(store, user, today=date(2026, 11, 23))
+    engine = ChatEngine(
+        store,
+        OfflineAssistant(),
+        tools=workspace_tools(),
+        context=WorkspaceContext(store, clock=_clock),
+        tool_extras={"clock": _clock},
+    )
+    world = World(store, Workspace(store), user, {}, engine)
+    chat = world.chat()
+    calls, text = world.turn(chat, "What are my high priority tasks for the Q4 launch?")
+    assert _names(calls) == ["search_projects", "list_tasks"] and "[high]" in text
+    calls, text = world.turn(chat, "Tell me more about the API documentation task")
+    assert _names(calls)[-1] == "get_task_details" and "API documentation" in text
+    calls, text = world.turn(chat, "Show me my active projects")
+    assert _names(calls) == ["search_projects"]
+    calls, text = world.turn(chat, "I want to work on the Q4 launch project")
+    assert "get_project_details" in _names(calls) and "Q4 Product Launch" in text
+    assert "get_task_details" not in _names(calls)
+    store.close()
+
+
+# -- the provider alone -------------------------------------------------------------------------------
+
+
+def _request(messages: list[dict[str, Any]], *, tool_choice: str | None = None) -> ModelRequest:
+    tools = [t.to_openai() for t in workspace_tools()]
+    system = {"role": "system", "content": "Now: Monday 2026-11-23 14:05 (Europe/Lisbon)"}
+    return ModelRequest([system, *messages], tools, tool_choice=tool_choice)
+
+
+def _answer(request: ModelRequest) -> tuple[str, list[ToolCall]]:
+    response = asyncio.run(OfflineAssistant().complete(request))
+    assert response.model == "tierwise-offline"
+    return response.text, response.tool_calls
+
+
+def test_tool_choice_none_answers_with_text() -> None:
+    text, calls = _answer(_request([{"role": "user", "content": "list my tasks"}], tool_choice="none"))
+    assert calls == [] and "couldn't finish" in text and OFFLINE_HINT in text
+
+
+def test_missing_tool_answers_with_text() -> None:
+    request = ModelRequest([{"role": "user", "content": "show my active projects"}], [])
+    text, calls = _answer(request)
+    assert calls == [] and "search_projects" in text and "TIERWISE_BASE_URL" in text
+
+
+def test_empty_history() -> None:
+    text, calls = _answer(ModelRequest([]))
+    assert calls == [] and "offline assistant" in text
+
+
+def test_call_ids_are_deterministic() -> None:
+    request = _request([{"role": "user", "content": "list my tasks"}])
+    first, second = _answer(request)[1], _answer(request)[1]
+    assert first == second and first[0].id.startswith("call_")
+
+
+def test_error_results_are_relayed() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "list_tasks", "arguments": '{"query": "x"}'}}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "tell me more about the x task"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "error: list_tasks failed: database is locked"},
+    ]
+    text, calls = _answer(_request(messages))
+    assert calls == [] and text == "I couldn't search for “x”: list_tasks failed: database is locked"
+
+
+GARBAGE: list[Any] = [
+    "not json",
+    "[1, 2, 3]",
+    '{"tasks": "nope", "projects": [1, null], "notes": [{"id": 5}]}',
+    '{"tasks": [{"id": "task_x"}], "task": {"id": "task_x", "subtasks": "x", "project": 3}}',
+    '{"slots": [{"start": 7}], "events": [{"start": null}], "event": {"summary": null}}',
+    '{"project": {"id": "proj_x", "tasks": [null, {"id": "task_1", "title": 2}], "phases": [1]}}',
+    "error: boom",
+    "",
+    None,
+    [{"type": "text", "text": "{}"}],
+    "[tool result list_tasks · 9 kB · blob sha256:" + "ab" * 32 + " (open with open_blob)] summary",
+]
+MESSAGES = [
+    "list my tasks",
+    "tell me more about the API task",
+    "the second one",
+    "mark it done",
+    "schedule the docs task",
+    "schedule the docs task tomorrow at 10",
+    "what's on my calendar today",
+    "find a free hour",
+    "add a task to the Q4 project: ship it",
+    "show my active projects",
+    "find notes about pricing",
+    "what's in the pricing note",
+]
+
+
+@pytest.mark.parametrize("content", GARBAGE)
+@pytest.mark.parametrize(
+    "tool", ["list_tasks", "search_projects", "get_task_details", "find_available_slots", "open_blob"]
+)
+def test_garbage_results_never_crash(content: Any, tool: str) -> None:
+    for message in MESSAGES:
+        for earlier in (False, True):
+            call = {"id": "c1", "type": "function", "function": {"name": tool, "arguments": "{}"}}
+            exchange = [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "name": tool, "content": content},
+            ]
+            if earlier:
+                messages = [
+                    {"role": "user", "content": "before"},
+                    *exchange,
+                    {"role": "user", "content": message},
+                ]
+            else:
+                messages = [{"role": "user", "content": message}, *exchange]
+            text, calls = _answer(_request(messages))
+            assert text or calls
+            assert "couldn't work that out" not in text, (message, content)
