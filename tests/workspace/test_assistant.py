@@ -16,9 +16,9 @@ from tierwise.chat.events import ToolCallStart
 from tierwise.providers.base import ModelRequest, ToolCall
 from tierwise.store import Store
 from tierwise.workspace.assistant import OFFLINE_HINT, OfflineAssistant
+from tierwise.workspace.assistant.intents import find_day, find_time, find_window, keywords, recognise
 from tierwise.workspace.calendar import LocalCalendar
 from tierwise.workspace.context import WorkspaceContext
-from tierwise.workspace.intents import find_day, find_time, find_window, keywords, recognise
 from tierwise.workspace.repository import Workspace
 from tierwise.workspace.tools import workspace_tools
 

@@ -18,14 +18,42 @@ Example:
     'API documentation'
     >>> recognise("schedule the review tomorrow at 10", now).start_time
     '2026-11-24T10:00'
+
+The phrases it reads come from :mod:`tierwise.workspace.assistant.when` (days, times, windows, durations,
+recurrences) and :mod:`tierwise.workspace.assistant.phrases` (keywords, filter words, ordinals, pronouns);
+``OPEN_STATUSES``, ``find_day``, ``find_time``, ``find_window`` and ``keywords`` are re-exported here.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
+
+from tierwise.workspace.assistant.phrases import (
+    FILTER_WORDS,
+    OPEN_STATUSES,
+    PRIORITY_WORDS,
+    PRONOUN,
+    clean_phrase,
+    find_ordinal,
+    find_priorities,
+    find_statuses,
+    find_target,
+    keywords,
+    normalise_message,
+    remove_phrases,
+)
+from tierwise.workspace.assistant.when import (
+    WEEKDAY,
+    find_day,
+    find_duration,
+    find_hours,
+    find_recurrence,
+    find_time,
+    find_window,
+)
 
 __all__ = [
     "OPEN_STATUSES",
@@ -53,9 +81,6 @@ IntentKind = Literal[
     "schedule_task",
     "unknown",
 ]
-
-OPEN_STATUSES = ("backlog", "in_progress", "blocked")
-"""The statuses of a task that is not done."""
 
 
 @dataclass(frozen=True)
@@ -109,312 +134,14 @@ class Intent:
         return dict(self.updates)
 
 
-# -- words -----------------------------------------------------------------------------------------
-
-_STOP = frozenset({
-    "a", "an", "the", "my", "our", "your", "me", "i", "this", "that", "these", "those", "about", "on",
-    "of", "for", "to", "in", "at", "with", "and", "or", "please", "task", "tasks", "todo", "project",
-    "projects", "note", "notes", "one", "item", "thing", "called", "named", "titled", "any", "some",
-    "all", "more", "details", "detail", "info", "information", "tell", "show", "give", "can", "you",
-    "could", "would", "what", "whats", "is", "are", "it", "its", "do", "does", "did", "let", "lets",
-    "let's", "us"
-})  # fmt: skip
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9'’\-]*")
-
-
-def keywords(text: str) -> list[str]:
-    """The significant words of ``text``, lower case, in order (articles, "task", "project" … dropped).
-
-    Example:
-        >>> keywords("the API documentation task")
-        ['api', 'documentation']
-    """
-    return [w.strip("'’-") for w in _TOKEN.findall(text.lower()) if w.strip("'’-") not in _STOP]
-
-
-def _clean(text: str) -> str:
-    """``text`` without leading articles and trailing "task"/"project"/"note", quotes and punctuation."""
-    text = text.strip().strip("\"'“”‘’`").strip()
-    text = re.sub(r"^(?:(?:the|my|our|a|an|this|that)\s+)+", "", text, flags=re.I)
-    text = re.sub(r"\s+(?:tasks?|projects?|note|one|item)$", "", text, flags=re.I)
-    return text.strip(" ,.;:!?\"'“”‘’`")
-
-
-def _normalise(message: str) -> str:
-    text = message.strip().replace("’", "'").replace("“", '"').replace("”", '"')
-    text = re.sub(r"\s+", " ", text)
-    return text.rstrip(" ?!.")
-
-
-# -- dates and times -----------------------------------------------------------------------------
-
-_WEEKDAYS = {
-    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
-    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4, "saturday": 5, "sat": 5,
-    "sunday": 6, "sun": 6,
-}  # fmt: skip
-_MONTHS = {
-    m: i + 1
-    for i, m in enumerate(
-        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-    )
-}
-_WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thur?s?|fri|sat|sun)"
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-
-
-def find_day(text: str, today: date) -> tuple[date, str] | None:
-    """The day a phrase of ``text`` names, and the phrase (``None`` if it names none).
-
-    Example:
-        >>> find_day("call Ana on Friday", date(2026, 11, 23))
-        (datetime.date(2026, 11, 27), 'on Friday')
-        >>> find_day("next monday", date(2026, 11, 23))[0]
-        datetime.date(2026, 11, 30)
-    """
-    rules: list[tuple[str, object]] = [
-        (r"\b(?:on\s+)?(\d{4})-(\d{2})-(\d{2})\b", "iso"),
-        (r"\b(?:the\s+)?day after tomorrow\b", 2),
-        (r"\b(?:by\s+|for\s+|on\s+)?tomorrow\b", 1),
-        (r"\b(?:by\s+|for\s+)?(?:today|tonight|this (?:morning|afternoon|evening))\b", 0),
-        (rf"\b(?:on\s+|by\s+|for\s+)?next\s+{_WEEKDAY}\b", "next"),
-        (rf"\b(?:on\s+|by\s+|for\s+|this\s+|every\s+)?{_WEEKDAY}\b", "weekday"),
-        (r"\b(?:by\s+|for\s+|on\s+)?next week\b", "next_week"),
-        (r"\bin (\d{1,2}) days?\b", "in"),
-        (rf"\b(?:on\s+|by\s+)?{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", "month_day"),
-        (rf"\b(?:on\s+|by\s+)?(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}", "day_month"),
-    ]
-    for pattern, rule in rules:
-        match = re.search(pattern, text, re.I)
-        if match is None:
-            continue
-        phrase = match.group(0).strip()
-        try:
-            if rule == "iso":
-                day = date(int(match[1]), int(match[2]), int(match[3]))
-            elif isinstance(rule, int):
-                day = today + timedelta(days=rule)
-            elif rule in ("next", "weekday"):
-                wanted = _WEEKDAYS[match.group(1).lower()]
-                ahead = (wanted - today.weekday()) % 7
-                if rule == "next" and ahead == 0:
-                    ahead = 7
-                day = today + timedelta(days=ahead)
-            elif rule == "next_week":
-                day = today + timedelta(days=7 - today.weekday())
-            elif rule == "in":
-                day = today + timedelta(days=int(match[1]))
-            else:
-                month_text, day_text = (match[1], match[2]) if rule == "month_day" else (match[2], match[1])
-                day = date(today.year, _MONTHS[month_text[:3].lower()], int(day_text))
-                if day < today - timedelta(days=60):
-                    day = day.replace(year=today.year + 1)
-        except (ValueError, KeyError):
-            continue
-        return day, phrase
-    return None
-
-
-def find_time(text: str) -> tuple[int, int, str] | None:
-    """A time of day in ``text`` as ``(hour, minute, phrase)``; a bare hour from 1 to 7 is afternoon.
-
-    Example:
-        >>> find_time("tomorrow at 10"), find_time("at 2:30pm")[:2], find_time("at 3")[:2]
-        ((10, 0, 'at 10'), (14, 30), (15, 0))
-    """
-    patterns = (
-        r"\b(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)",
-        r"\b(?:at\s+)?(\d{1,2}):(\d{2})()\b",
-        r"\b(?:at|@)\s*(\d{1,2})()()(?:\s*h\b|\s*o'?clock\b)?(?![\d:/-])",
-        r"\b(?:at\s+)?(noon|midday)()()",
-    )
-    for pattern in patterns:
-        match = re.search(pattern, text, re.I)
-        if match is None:
-            continue
-        if match[1].lower() in ("noon", "midday"):
-            return 12, 0, match.group(0).strip()
-        hour, minute = int(match[1]), int(match[2] or 0)
-        suffix = (match[3] or "").lower().replace(".", "")
-        if suffix == "pm" and hour < 12:
-            hour += 12
-        elif suffix == "am" and hour == 12:
-            hour = 0
-        elif not suffix and 1 <= hour <= 7:
-            hour += 12
-        if hour > 23 or minute > 59:
-            continue
-        return hour, minute, match.group(0).strip()
-    return None
-
-
-def find_window(text: str, now: datetime) -> tuple[datetime, datetime, str] | None:
-    """A local window a message names — today, tomorrow, this/next week, a weekend, a day — or ``None``.
-
-    Example:
-        >>> start, end, label = find_window("what's on this week", datetime(2026, 11, 25, 9, 0))
-        >>> start.isoformat(), end.isoformat(), label
-        ('2026-11-25T00:00:00', '2026-11-30T00:00:00', 'this week')
-    """
-    midnight = datetime.combine(now.date(), datetime.min.time())
-    monday = midnight - timedelta(days=now.weekday())
-    lower = text.lower()
-    if re.search(r"\bnext week\b", lower):
-        return monday + timedelta(days=7), monday + timedelta(days=14), "next week"
-    if re.search(r"\b(?:this|the|rest of the) week\b|\bweek\b", lower):
-        return midnight, monday + timedelta(days=7), "this week"
-    if re.search(r"\b(?:this |the )?weekend\b", lower):
-        saturday = monday + timedelta(days=5)
-        return saturday, saturday + timedelta(days=2), "this weekend"
-    found = find_day(text, now.date())
-    if found is None:
-        return None
-    day = datetime.combine(found[0], datetime.min.time())
-    if found[0] == now.date():
-        label = "today"
-    elif found[0] == now.date() + timedelta(days=1):
-        label = "tomorrow"
-    else:
-        label = day.strftime("%A %d %b")
-    return day, day + timedelta(days=1), label
-
-
-def _duration(text: str) -> tuple[int, str] | None:
-    lower = text.lower()
-    words = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4}
-    match = re.search(r"\b(?:for\s+)?(half an|a half|half) hour\b", lower)
-    if match:
-        return 30, match.group(0)
-    match = re.search(r"\b(?:for\s+)?(?:a\s+)?quarter (?:of an )?hour\b", lower)
-    if match:
-        return 15, match.group(0)
-    match = re.search(r"\b(?:for\s+)?(\d+(?:\.\d+)?)[\s-]*(hours?|hrs?|h|minutes?|mins?|m)\b", lower)
-    if not match:
-        match = re.search(
-            r"\b(?:for\s+)?(an?|one|two|three|four)[\s-]+(?:free\s+)?(hours?|minutes?|mins?)\b", lower
-        )
-    if not match:
-        return None
-    amount = float(words.get(match[1], 0) or match[1])
-    minutes = amount * 60 if match[2].startswith("h") else amount
-    return max(5, min(1440, round(minutes))), match.group(0)
-
-
-def _recurrence(text: str) -> tuple[str, str] | None:
-    alone = r"(?=\s*(?:$|,|;|at\b|on\b|from\b|starting\b|for\b|in the\b))"  # "weekly", not "weekly review"
-    rules = (
-        (r"\b(?:every|each)\s+(?:week\s*day|work\s*day|weekday)s?\b|\bon weekdays\b", "weekdays"),
-        (r"\bevery (?:other|second|2nd) week\b|\bevery (?:two|2) weeks\b", "biweekly"),
-        (r"\b(?:every|each) (?:day|morning|evening)\b", "daily"),
-        (rf"\b(?:every|each) (?:week|{_WEEKDAY})\b", "weekly"),
-        (r"\b(?:every|each) month\b", "monthly"),
-        (r"\bweekdays\b" + alone, "weekdays"),
-        (r"\b(?:bi-?weekly|fortnightly)\b" + alone, "biweekly"),
-        (r"\bdaily\b" + alone, "daily"),
-        (r"\bweekly\b" + alone, "weekly"),
-        (r"\bmonthly\b" + alone, "monthly"),
-    )
-    for pattern, pattern_name in rules:
-        match = re.search(pattern, text, re.I)
-        if match:
-            return pattern_name, match.group(0)
-    return None
-
-
-def _hours(text: str) -> tuple[tuple[int, ...], str]:
-    lower = text.lower()
-    for pattern, hours in (
-        (r"\b(?:in the |this )?morning\b|\bbefore lunch\b|\bearly\b", (9, 10, 11)),
-        (r"\b(?:in the |this )?afternoon\b|\bafter lunch\b", (13, 14, 15, 16)),
-        (r"\b(?:in the |this )?evening\b|\blate\b", (17, 18, 19)),
-    ):
-        match = re.search(pattern, lower)
-        if match:
-            return hours, match.group(0)
-    return (), ""
-
-
-def _remove(text: str, *phrases: str) -> str:
-    for phrase in phrases:
-        if phrase:
-            text = re.sub(r"\s*,?\s*" + re.escape(phrase) + r"\b", " ", text, count=1, flags=re.I)
-    return re.sub(r"\s+", " ", text).strip(" ,;:-")
-
-
-# -- filters ---------------------------------------------------------------------------------------
-
-_PRIORITY_WORDS = (
-    (r"\b(?:high|top)[\s-]*priority\b|\burgent\b|\bimportant\b|\bcritical\b|\bhigh[\s-]pri\b", "high"),
-    (r"\blow[\s-]*priority\b|\bnot urgent\b", "low"),
-    (r"\bmedium[\s-]*priority\b|\bnormal priority\b", "medium"),
-)
-_STATUS_WORDS = (
-    (r"\bblocked\b|\bstuck\b|\bwaiting on\b", ("blocked",)),
-    (r"\bin[\s-]progress\b|\bongoing\b|\bstarted\b|\bworking on\b", ("in_progress",)),
-    (r"\bdone\b|\bcompleted?\b|\bfinished\b|\bclosed\b", ("done",)),
-    (r"\bbacklog\b|\bnot started\b", ("backlog",)),
-    (r"\bopen\b|\bactive\b|\bpending\b|\bremaining\b|\boutstanding\b|\bunfinished\b", OPEN_STATUSES),
-)
-_FILTER_WORDS = re.compile(
-    r"\b(?:high|top|low|medium|normal)[\s-]*priority\b|\burgent\b|\bimportant\b|\bcritical\b|\bblocked\b|"
-    r"\bin[\s-]progress\b|\bongoing\b|\bstarted\b|\bdone\b|\bcompleted?\b|\bfinished\b|\bbacklog\b|"
-    r"\bopen\b|\bactive\b|\bpending\b|\bremaining\b|\boutstanding\b|\boverdue\b|\blate\b|\bcurrent\b|"
-    r"\ball\b|\bother\b|\bnext\b|\btoday'?s?\b|\btomorrow'?s?\b|\bthis week'?s?\b",
-    re.I,
-)
-
-
-def _priorities(text: str) -> tuple[str, ...]:
-    return tuple(value for pattern, value in _PRIORITY_WORDS if re.search(pattern, text, re.I))
-
-
-def _statuses(text: str) -> tuple[str, ...]:
-    for pattern, values in _STATUS_WORDS:
-        if re.search(pattern, text, re.I):
-            return values
-    return ()
-
-
-def _ordinal(text: str) -> int | None:
-    ordinals = {
-        "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-        "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
-        "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": -1,
-    }  # fmt: skip
-    lower = text.lower().strip()
-    match = re.fullmatch(
-        r"(?:(?:the|that)\s+)?(?:number|no\.?|#)\s*(\d{1,2})(?:\s+(?:one|task|project|note))?", lower
-    )
-    if match:
-        return int(match[1])
-    match = re.fullmatch(
-        r"(?:(?:the|that)\s+)?(\w+)(?:\s+(?:one|task|project|note|item))?(?:\s+(?:on|in|from) the list)?",
-        lower,
-    )
-    if match and match[1] in ordinals:
-        return ordinals[match[1]]
-    return None
-
-
-_PRONOUN = re.compile(r"^(?:it|this|that|this one|that one|this task|that task|them)$", re.I)
-
-
-def _target(text: str) -> str | None:
-    lower = text.lower()
-    for word, kind in (("task", "task"), ("todo", "task"), ("project", "project"), ("note", "note")):
-        if re.search(rf"\b{word}s?\b", lower):
-            return kind
-    return None
-
-
 def _item(kind: IntentKind, phrase: str, target: str | None = None, **fields: Any) -> Intent:
     """An intent about one item named by ``phrase`` (an ordinal, a pronoun or words)."""
-    target = target or _target(phrase)
-    ordinal = _ordinal(phrase)
+    target = target or find_target(phrase)
+    ordinal = find_ordinal(phrase)
     if ordinal is not None:
         return Intent(kind, target=target, ordinal=ordinal, **fields)
-    subject = _clean(phrase)
-    if not subject or _PRONOUN.match(subject):
+    subject = clean_phrase(phrase)
+    if not subject or PRONOUN.match(subject):
         return Intent(kind, target=target, pronoun=True, **fields)
     return Intent(kind, subject=subject, target=target, **fields)
 
@@ -436,7 +163,7 @@ def recognise(message: str, now: datetime) -> Intent:
         (('status', 'done'),)
     """
     now = now.replace(tzinfo=None)
-    text = _normalise(message)
+    text = normalise_message(message)
     lower = text.lower()
     if not lower:
         return Intent("help")
@@ -500,30 +227,30 @@ def _create(text: str, lower: str, now: datetime) -> Intent | None:
             project = match[1]
             rest = (rest[: match.start()] + rest[match.end() :]).strip()
     fields: dict[str, Any] = {}
-    priority = _priorities(rest)
+    priority = find_priorities(rest)
     if priority:
         fields["priority"] = priority[:1]
-        for pattern, _ in _PRIORITY_WORDS:
+        for pattern, _ in PRIORITY_WORDS:
             rest = re.sub(
                 r"(?:,\s*|\s+)?(?:with\s+|as\s+|at\s+)?(?:a\s+)?(?:" + pattern + ")", " ", rest, flags=re.I
             )
-    recurrence = _recurrence(rest)
+    recurrence = find_recurrence(rest)
     if recurrence:
         fields["recurrence"] = recurrence[0]
-        rest = _remove(rest, recurrence[1])
+        rest = remove_phrases(rest, recurrence[1])
     day = find_day(rest, now.date())
     if day:
         fields["start_date"] = day[0].isoformat()
-        rest = _remove(rest, day[1])
+        rest = remove_phrases(rest, day[1])
         rest = re.sub(r"\s+(?:due|by|starting|start|on|for)$", "", rest, flags=re.I)
-    duration = _duration(rest)
+    duration = find_duration(rest)
     if duration:
         fields["duration_minutes"] = duration[0]
-        rest = _remove(rest, duration[1])
+        rest = remove_phrases(rest, duration[1])
     title = rest.strip(" ,;:.-\"'“”")
     title = re.sub(r"\s+(?:due|by|on)$", "", title, flags=re.I)
     title = title[:1].upper() + title[1:]
-    return Intent("create_task", title=title[:300], project=_clean(project), **fields)
+    return Intent("create_task", title=title[:300], project=clean_phrase(project), **fields)
 
 
 def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
@@ -545,32 +272,32 @@ def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
     rest = re.sub(r"\s*\b(?:on|in|to|into) (?:my |the )?(?:calendar|agenda|schedule)\b", "", rest, flags=re.I)
     rest = re.sub(r"\s*\bfor me\b", "", rest, flags=re.I)
     fields: dict[str, Any] = {}
-    recurrence = _recurrence(rest)
+    recurrence = find_recurrence(rest)
     if recurrence:
         fields["recurrence"] = recurrence[0]
     time_found = find_time(rest)
     if time_found:
-        rest = _remove(rest, time_found[2])
-    duration = _duration(rest)
+        rest = remove_phrases(rest, time_found[2])
+    duration = find_duration(rest)
     if duration:
         fields["duration_minutes"] = duration[0]
-        rest = _remove(rest, duration[1])
+        rest = remove_phrases(rest, duration[1])
     day = find_day(rest, now.date())
     if day:
-        rest = _remove(rest, day[1])
+        rest = remove_phrases(rest, day[1])
     if recurrence:
-        rest = _remove(rest, recurrence[1])
-    hours, phrase = _hours(rest)
+        rest = remove_phrases(rest, recurrence[1])
+    hours, phrase = find_hours(rest)
     if hours:
         fields["preferred_hours"] = hours
-        rest = _remove(rest, phrase)
+        rest = remove_phrases(rest, phrase)
     when = day[0] if day else None
     if time_found:
         hour, minute = time_found[0], time_found[1]
         later_today = (hour, minute) > (now.hour, now.minute)
         if when is None:
             when = now.date() if later_today else now.date() + timedelta(days=1)
-        elif when == now.date() and not later_today and day and re.search(_WEEKDAY, day[1], re.I):
+        elif when == now.date() and not later_today and day and re.search(WEEKDAY, day[1], re.I):
             when += timedelta(days=7)  # "every Monday at 9" on a Monday afternoon: next Monday
         fields["start_time"] = f"{when.isoformat()}T{hour:02d}:{minute:02d}"
     elif when is not None:
@@ -643,7 +370,7 @@ def _update(text: str, lower: str, now: datetime) -> Intent | None:
                 updates = (("start_date", day[0].isoformat()),)
         else:
             updates = (("title", text[match.start(2) : match.end(2)].strip(" \"'“”")),)
-        if not _clean(phrase) and not _PRONOUN.match(phrase.strip()):
+        if not clean_phrase(phrase) and not PRONOUN.match(phrase.strip()):
             continue
         return _item("update_task", phrase, "task", updates=updates)
     return None
@@ -667,7 +394,7 @@ def _details(text: str, lower: str, now: datetime) -> Intent | None:
         if match is None:
             continue
         phrase = text[match.start(1) : match.end(1)]
-        if index == len(rules) - 1 and _ordinal(phrase) is None and (
+        if index == len(rules) - 1 and find_ordinal(phrase) is None and (
             re.search(_TASK_WORD + r"|\bprojects\b|\bnotes\b|\bcalendar\b|\bagenda\b|\bschedule\b|"
                       r"\bevents?\b|\bslots?\b|\bfree\b|\bmeetings\b", phrase, re.I)
         ):  # fmt: skip
@@ -675,7 +402,7 @@ def _details(text: str, lower: str, now: datetime) -> Intent | None:
         if index == 2 and re.search(r"\bcalendar\b|\bagenda\b", phrase, re.I):
             return None
         return _item("details", phrase, "note" if index == 2 and lower.endswith(" note") else None)
-    if _ordinal(lower) is not None:
+    if find_ordinal(lower) is not None:
         return _item("details", lower)
     match = re.match(
         r"^(?:i (?:want|need|would like|'d like) to |let's |lets |can we |i'll |time to )?"
@@ -684,7 +411,7 @@ def _details(text: str, lower: str, now: datetime) -> Intent | None:
     )
     if match:
         phrase = text[match.start(1) : match.end(1)]
-        return _item("details", phrase, _target(phrase) or "project")
+        return _item("details", phrase, find_target(phrase) or "project")
     return None
 
 
@@ -697,9 +424,9 @@ def _free_slots(text: str, lower: str, now: datetime) -> Intent | None:
     if not asks:
         return None
     fields: dict[str, Any] = {}
-    duration = _duration(text)
+    duration = find_duration(text)
     fields["duration_minutes"] = duration[0] if duration else 60
-    hours, _ = _hours(text)
+    hours, _ = find_hours(text)
     fields["preferred_hours"] = hours
     window = find_window(text, now)
     if window is not None:
@@ -738,13 +465,13 @@ def _lists(text: str, lower: str, now: datetime) -> Intent | None:
         match = re.search(
             r"\b(?:about|on|for|regarding|re|related to|mentioning|matching|containing|with)\s+(.+)$", lower
         )
-        subject, project = (_clean(text[match.start(1) : match.end(1)]) if match else ""), ""
+        subject, project = (clean_phrase(text[match.start(1) : match.end(1)]) if match else ""), ""
         if match and re.search(r"\bproject\b", match[1]):
             subject, project = "", subject
         return Intent("search_notes", subject=subject, project=project)
     if re.search(r"\bprojects?\b", lower):
         match = re.search(r"\b(?:about|on|for|related to|mentioning|matching|tagged|with)\s+(.+)$", lower)
-        subject = _clean(text[match.start(1) : match.end(1)]) if match else ""
+        subject = clean_phrase(text[match.start(1) : match.end(1)]) if match else ""
         status = next(
             (s for s in ("active", "paused", "completed", "archived") if re.search(rf"\b{s}\b", lower)), None
         )
@@ -755,7 +482,7 @@ def _lists(text: str, lower: str, now: datetime) -> Intent | None:
 
 
 def _task_list(text: str, lower: str, now: datetime, tasks_named: re.Match[str] | None) -> Intent:
-    fields: dict[str, Any] = {"priority": _priorities(lower), "status": _statuses(lower)}
+    fields: dict[str, Any] = {"priority": find_priorities(lower), "status": find_statuses(lower)}
     if re.search(r"\boverdue\b|\blate\b|\bbehind\b|\bpast due\b", lower):
         fields["overdue"] = True
     if re.search(r"\bwhat'?s next\b|\bwhat should i\b|\bon my plate\b", lower) and not fields["status"]:
@@ -771,11 +498,11 @@ def _task_list(text: str, lower: str, now: datetime, tasks_named: re.Match[str] 
             r"\b(?:about|mentioning|related to|matching|containing|regarding)\s+(.+)$", after, re.I
         )
         if match:
-            subject = _clean(match[1])
+            subject = clean_phrase(match[1])
             after = after[: match.start()]
         match = re.search(r"\b(?:for|in|on|under|from|of|within)\s+(?:the\s+|my\s+)?(.+?)$", after, re.I)
-        if match and not find_window(match[1], now) and not _FILTER_WORDS.fullmatch(match[1].strip()):
-            project = _clean(re.sub(r"\s+project$", "", match[1].strip(), flags=re.I))
+        if match and not find_window(match[1], now) and not FILTER_WORDS.fullmatch(match[1].strip()):
+            project = clean_phrase(re.sub(r"\s+project$", "", match[1].strip(), flags=re.I))
         if not project:
             head = re.sub(
                 r"^(?:(?:what|which|show|list|give|get|see|find|are|is|me|do|i|have|my|the|all|our|any|"
@@ -784,7 +511,7 @@ def _task_list(text: str, lower: str, now: datetime, tasks_named: re.Match[str] 
                 before.strip() + " ",
                 flags=re.I,
             )
-            head = _FILTER_WORDS.sub(" ", head)
+            head = FILTER_WORDS.sub(" ", head)
             head = re.sub(r"\bproject'?s?\b|\bpriority\b|\bmy\b|\bthe\b", " ", head, flags=re.I)
             if keywords(head):
                 project = re.sub(r"\s+", " ", head).strip(" ,'")

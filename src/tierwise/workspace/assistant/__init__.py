@@ -1,0 +1,19 @@
+"""The offline assistant: a labelled, rule-based stand-in for a model, so the app runs with no key.
+
+It is not a language model. Each call reads the conversation the engine sends, recognises the
+request (:mod:`.intents`, with :mod:`.when` for dates and :mod:`.phrases` for words), plans the next
+tool call in the list → detail order from what the turn has seen so far (:mod:`.reading`), and
+answers from the tool results (:mod:`.answers`). Anything it does not recognise gets an honest reply
+naming how to configure a real model.
+
+::
+
+    request ─► reading (RequestView: user text, now, location, steps so far, items shown)
+            ─► intents.recognise ─► model.OfflineAssistant plans: tool call │ answers.render
+"""
+
+from __future__ import annotations
+
+from tierwise.workspace.assistant.model import OFFLINE_HINT, OfflineAssistant
+
+__all__ = ["OFFLINE_HINT", "OfflineAssistant"]

@@ -1,0 +1,263 @@
+"""What the offline assistant reads from a request: this turn's tool steps and the items shown before.
+
+:class:`RequestView` reads a :class:`~tierwise.providers.base.ModelRequest` for
+:class:`~tierwise.workspace.assistant.model.OfflineAssistant`: the local "now", the chat's current project
+or task, the user's last message, the items earlier results and answers showed, and this turn's tool
+calls and results as :class:`Step` objects (a result too large to read whole keeps its sha256). The
+functions around it read a tool result (:func:`parse_result`, :func:`result_items`), recover items
+from an answer's text (:func:`answer_items`, :func:`answer_single`) and match titles
+(:func:`match_score`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tierwise.providers.base import ModelRequest
+from tierwise.workspace.assistant.intents import keywords
+
+__all__ = [
+    "Item",
+    "RequestView",
+    "Step",
+    "answer_items",
+    "answer_single",
+    "in_order",
+    "match_score",
+    "parse_result",
+    "result_items",
+]
+
+_LISTING = frozenset({"list_tasks", "search_projects", "search_notes", "get_project_details"})
+_SINGLE = frozenset(
+    {
+        "get_task_details",
+        "get_project_details",
+        "get_note_details",
+        "create_task",
+        "update_task",
+        "schedule_task",
+    }
+)
+
+
+@dataclass
+class Step:
+    """One tool call of this turn and its result: ``data`` (a JSON object) or ``error`` (text)."""
+
+    name: str
+    arguments: dict[str, Any]
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    blob: str | None = None  # the sha256 of a result too large to read whole (open_blob reads it)
+    text: str = ""  # the content as it came
+
+
+@dataclass
+class Item:
+    """A task, project or note the conversation has shown, with its record as the tool returned it."""
+
+    kind: str
+    id: str
+    title: str
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+# -- reading the request -------------------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
+
+
+def parse_result(content: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """A tool message's content as a JSON object, or an error text (errors, summaries, garbage)."""
+    text = _text(content).strip()
+    if text.lower().startswith("error"):
+        return None, text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, "the result is not available (compressed or unreadable)"
+    if not isinstance(value, dict):
+        return None, "the result has an unexpected shape"
+    return value, None
+
+
+def result_items(data: Mapping[str, Any]) -> tuple[list[Item], Item | None]:
+    """The items a result lists, and the single item it is about (details, a new or changed task)."""
+    listed: list[Item] = []
+    single: Item | None = None
+    for key, kind, label in (
+        ("tasks", "task", "title"),
+        ("projects", "project", "name"),
+        ("notes", "note", "title"),
+    ):
+        rows = data.get(key)
+        if isinstance(rows, list):
+            listed += [x for x in (_item(kind, row, label) for row in rows) if x is not None]
+    for key, kind, label in (
+        ("task", "task", "title"),
+        ("project", "project", "name"),
+        ("note", "note", "title"),
+    ):
+        record = data.get(key)
+        if isinstance(record, dict):
+            single = _item(kind, record, label)
+            nested = record.get("tasks")
+            if isinstance(nested, list):
+                listed += [x for x in (_item("task", row, "title") for row in nested) if x is not None]
+    event = data.get("event")
+    if single is None and isinstance(data.get("task_id"), str) and isinstance(event, dict):
+        single = Item("task", data["task_id"], str(event.get("summary") or data["task_id"]))
+    return listed, single
+
+
+def _item(kind: str, row: Any, label: str) -> Item | None:
+    if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+        return None
+    return Item(kind, row["id"], str(row.get(label) or "Untitled"), row)
+
+
+class RequestView:
+    """What the assistant needs from a request: now, the location, the message, earlier items, this turn."""
+
+    def __init__(self, request: ModelRequest, clock: Callable[[], datetime]) -> None:
+        messages = [m for m in request.messages if isinstance(m, Mapping)]
+        conversation = json.dumps(messages, sort_keys=True, default=str, ensure_ascii=False)
+        self.digest = hashlib.sha256(f"{len(messages)}:{conversation}".encode()).hexdigest()
+        self.system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+        self.tools = {
+            str(t.get("function", {}).get("name"))
+            for t in request.tools
+            if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping)
+        }
+        self.text_only = request.tool_choice == "none"
+        self.now = self._now(clock)
+        self.current: dict[str, Item] = {}
+        for kind, header in (("project", "Current Project"), ("task", "Current Task")):
+            match = re.search(rf"^## {header}: (.+) \(((?:proj|task)_[A-Za-z0-9]+)\)\s*$", self.system, re.M)
+            if match:
+                self.current[kind] = Item(kind, match[2], match[1])
+        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        start = users[-1] if users else len(messages)
+        self.message = _text(messages[start].get("content")) if users else ""
+        self.earlier: list[Item] = []  # every item shown before, oldest first
+        self.last_list: list[Item] = []  # the last list shown, in the order the answer showed it
+        self.last_single: Item | None = None  # the last item talked about alone
+        self.list_blob: str | None = None  # the last list's sha256, when memory compressed it
+        self.single_blob: str | None = None
+        self.list_answer = ""  # the answer that showed the last list
+        self.last_answer = ""  # the last answer before this message
+        self.steps: list[Step] = []
+        calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        for index, message in enumerate(messages):
+            role = message.get("role")
+            if role == "assistant":
+                for call in message.get("tool_calls") or []:
+                    try:
+                        function = call["function"]
+                        arguments = json.loads(function.get("arguments") or "{}")
+                        calls[str(call["id"])] = (
+                            str(function["name"]),
+                            arguments if isinstance(arguments, dict) else {},
+                        )
+                    except (KeyError, TypeError, ValueError, AttributeError):
+                        continue
+                text = _text(message.get("content"))
+                if text and not message.get("tool_calls") and index < start:
+                    self.list_answer = self.list_answer or text
+                    self.last_answer = text
+            elif role == "tool":
+                name, arguments = calls.get(
+                    str(message.get("tool_call_id")), (str(message.get("name") or ""), {})
+                )
+                data, error = parse_result(message.get("content"))
+                if index > start:
+                    blob = re.search(r"sha256:([0-9a-f]{64})", _text(message.get("content")))
+                    content = _text(message.get("content"))
+                    sha = blob[1] if blob and not data else None
+                    self.steps.append(Step(name, arguments, data, error, sha, content))
+                    continue
+                if data is None:
+                    blob = re.search(r"sha256:([0-9a-f]{64})", _text(message.get("content")))
+                    if blob and name in _LISTING:
+                        self.last_list, self.list_blob, self.list_answer = [], blob[1], ""
+                    if blob and name in _SINGLE:
+                        self.last_single, self.single_blob = None, blob[1]
+                    continue
+                listed, single = result_items(data)
+                self.earlier += listed + ([single] if single else [])
+                if listed:
+                    self.last_list, self.list_blob, self.list_answer = listed, None, ""
+                if single or len(listed) == 1:
+                    self.last_single, self.single_blob = single or listed[0], None
+        self.last_list = in_order(self.last_list, self.list_answer)
+
+    def _now(self, clock: Callable[[], datetime]) -> datetime:
+        match = re.search(r"^Now: \w+ (\d{4}-\d{2}-\d{2}) (\d{2}:\d{2})", self.system, re.M)
+        if match:
+            try:
+                return datetime.fromisoformat(f"{match[1]}T{match[2]}")
+            except ValueError:
+                pass
+        return clock().replace(tzinfo=None)
+
+
+def in_order(items: list[Item], text: str) -> list[Item]:
+    """``items`` in the order an answer showed them (items it did not show go last)."""
+    lower = text.lower()
+    shown = [(lower.find(item.title.lower()), n, item) for n, item in enumerate(items)]
+    return [item for _, _, item in sorted(shown, key=lambda x: (x[0] < 0, x[0], x[1]))]
+
+
+def answer_items(text: str) -> list[tuple[str | None, str]]:
+    """The ``(kind, title)`` of each item an answer listed as a bullet (tasks, projects, notes)."""
+    heading = text.lstrip()[:20].lower()
+    kind = "project" if "project" in heading else "note" if "note" in heading else None
+    found: list[tuple[str | None, str]] = []
+    for line in text.splitlines():
+        task = re.match(r"^\s*- \[\w+\] (.+?)(?: · |$)", line)
+        named = re.match(r"^\s*- \*\*(.+?)\*\*", line)
+        if task:
+            found.append(("task", task[1].strip()))
+        elif named:
+            found.append((kind, named[1].strip()))
+    return found
+
+
+def answer_single(text: str) -> tuple[str | None, str] | None:
+    """The ``(kind, title)`` of the item an answer was about (its first bold title), if any."""
+    match = re.match(r"^(Created |Updated |Scheduled )?\*\*(.+?)\*\*(.*)$", text.strip().split("\n", 1)[0])
+    if match is None:
+        return None
+    rest = match[3]
+    if match[1] or re.match(r" · (?:backlog|in progress|done|blocked) · ", rest):
+        return "task", match[2]
+    return ("project" if "% complete" in rest else None), match[2]
+
+
+def _same(a: str, b: str) -> bool:
+    if a == b or a.rstrip("s") == b.rstrip("s"):
+        return True
+    prefix = len(a) >= 4 and len(b) >= 4 and (a.startswith(b) or b.startswith(a))
+    return prefix or (len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5])
+
+
+def match_score(words: list[str], title: str) -> tuple[float, float]:
+    """How well ``title`` matches: the share of ``words`` it has, then the share of its words matched."""
+    title_words = keywords(title)
+    if not words or not title_words:
+        return 0.0, 0.0
+    hits = sum(1 for w in words if any(_same(w, t) for t in title_words))
+    return hits / len(words), hits / len(title_words)
