@@ -184,17 +184,9 @@ class FullContext(WorkspaceContext):
     def overview(self, user_id: str, profile: Profile, now: datetime) -> str:
         projects, _ = self.workspace.search_projects(user_id, status="active", limit=8)
         full = [self.workspace.project_details(user_id, p["id"], now=now) for p in projects]
-        tasks, _ = self.workspace.list_tasks(
-            user_id,
-            status=("backlog", "in_progress", "blocked"),
-            has_date=True,
-            sort_by="start_date",
-            limit=50,
-            now=now,
-        )
-        overdue = [self.workspace.task_details(user_id, t["id"], now=now) for t in tasks if t["is_overdue"]][
-            :5
-        ]
+        overdue = [
+            self.workspace.task_details(user_id, t["id"], now=now) for t in self.overdue(user_id, now)
+        ][:5]
         return "## Overview (full records)\n" + json.dumps(
             {"projects": full, "overdue": overdue}, ensure_ascii=False
         )

@@ -235,10 +235,9 @@ class WorkspaceContext:
             + more
         )
 
-    def overview(self, user_id: str, profile: Profile, now: datetime) -> str:
-        """Active projects, overdue tasks, and today's events — counts and titles only."""
-        projects, total = self.workspace.search_projects(user_id, status="active", limit=8)
-        overdue, _ = self.workspace.list_tasks(
+    def overdue(self, user_id: str, now: datetime) -> list[dict[str, Any]]:
+        """Open tasks whose start has passed, oldest first (among the 50 earliest dated open tasks)."""
+        tasks, _ = self.workspace.list_tasks(
             user_id,
             status=("backlog", "in_progress", "blocked"),
             has_date=True,
@@ -246,7 +245,12 @@ class WorkspaceContext:
             limit=50,
             now=now,
         )
-        overdue = [t for t in overdue if t["is_overdue"]]
+        return [t for t in tasks if t["is_overdue"]]
+
+    def overview(self, user_id: str, profile: Profile, now: datetime) -> str:
+        """Active projects, overdue tasks, and today's events — counts and titles only."""
+        projects, total = self.workspace.search_projects(user_id, status="active", limit=8)
+        overdue = self.overdue(user_id, now)
         local = now.astimezone(profile.zone)
         day_end = local.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
         today = [e for e in self.calendar.events(user_id, now, day_end) if not e.all_day]

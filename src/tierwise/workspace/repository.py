@@ -48,6 +48,7 @@ class Workspace(WorkspaceQueries):
         store: the store whose database holds the workspace tables.
 
     Example:
+        >>> from tierwise.store import Store
         >>> store = Store.open("sqlite://")
         >>> maya = store.create_user("maya").id
         >>> ws = Workspace(store)
