@@ -281,6 +281,61 @@ def chat_command(
         store.close()
 
 
+@app.command("serve")
+def serve_command(
+    host: Annotated[
+        str, typer.Option(help="Address to bind (loopback only until API keys exist).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    model: Annotated[
+        str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
+    ] = None,
+    budget: Annotated[
+        int, typer.Option(help="The prompt window in tokens; 1,000 are kept for the answer.")
+    ] = 16_000,
+    db: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
+    ] = None,
+) -> None:
+    """Run the HTTP API (chats with streamed turns, context status) for the local user."""
+    import ipaddress
+
+    import uvicorn
+
+    from tierwise.chat import terminal
+    from tierwise.server import create_app
+    from tierwise.workspace.app import ensure_sample
+
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        raise _fail(f"--host {host!r} is not an IP address; use 127.0.0.1") from None
+    if not loopback:
+        raise _fail(
+            f"refusing to serve on {host} without authentication: the service has no API keys yet, "
+            "so it only listens on loopback; use --host 127.0.0.1"
+        )
+    if not 0 < port < 65536:
+        raise _fail(f"--port {port} is not a port; use 1-65535")
+    store = _open_store(db)
+    try:
+        user = terminal.local_user(store)
+        provider = terminal.make_provider(model)
+        engine = terminal.make_engine(store, provider, window=budget)
+        loaded = ensure_sample(store, user)
+    except UserError as exc:
+        store.close()
+        raise _fail(str(exc)) from None
+    if loaded:
+        typer.echo(loaded)
+    typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")
+    try:
+        uvicorn.run(create_app(store, engine), host=host, port=port, log_level="warning")
+    finally:
+        store.close()
+
+
 @app.command("traces")
 def traces_command(
     chat: Annotated[

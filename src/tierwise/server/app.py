@@ -1,0 +1,112 @@
+"""The FastAPI application: routes, the user of a request, and errors as JSON.
+
+Every error is ``{"error": message}`` with a status that says what kind it is — 400 a malformed
+body, 404 an id the user does not have (whoever owns it), 409 a turn already running, 422 a value
+that is not valid — and never a stack trace. Every request acts for one user: in local mode (the
+only mode so far, for a service on loopback) the local user of ``tierwise chat``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from tierwise.chat.engine import ChatEngine
+from tierwise.errors import InputError, TierwiseError, UserError
+from tierwise.store import NotFoundError, Store
+from tierwise.workspace.queries import WorkspaceNotFound
+
+__all__ = ["ApiError", "create_app"]
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(UserError):
+    """An error with its HTTP status (raised by routes; shown as ``{"error": message}``)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _problem(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body") or "body"
+        if error.get("type") == "json_invalid":
+            return "the body is not valid JSON; send a JSON object"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "invalid request: " + "; ".join(parts)
+
+
+def create_app(
+    store: Store,
+    engine: ChatEngine,
+    *,
+    user_of: Callable[[Request], str] | None = None,
+) -> FastAPI:
+    """The tierwise service around ``store`` and ``engine``.
+
+    Args:
+        store: chats, messages, snapshots and the workspace.
+        engine: runs the turns (``tierwise.workspace.app.assistant_engine`` for the reference app).
+        user_of: the user a request acts for (default: the local user).
+    """
+    from tierwise.chat.terminal import local_user
+    from tierwise.server import chats
+
+    app = FastAPI(title="tierwise", version="0.1.0", description="A context engine for LLM applications.")
+    app.state.store, app.state.engine, app.state.stops = store, engine, {}
+    default_user = local_user(store)
+    app.state.user_of = user_of or (lambda request: default_user)
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return _problem(exc.status, str(exc))
+
+    @app.exception_handler(NotFoundError)
+    async def not_found(request: Request, exc: NotFoundError) -> JSONResponse:
+        return _problem(404, f"no {exc.kind} {exc.id!r}")
+
+    @app.exception_handler(WorkspaceNotFound)
+    async def workspace_not_found(request: Request, exc: WorkspaceNotFound) -> JSONResponse:
+        return _problem(404, f"no {exc.kind} {exc.id!r}")
+
+    @app.exception_handler(InputError)
+    async def input_error(request: Request, exc: InputError) -> JSONResponse:
+        return _problem(422, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        message = _validation_message(exc)
+        return _problem(400 if "not valid JSON" in message else 422, message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _problem(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(TierwiseError)
+    async def tierwise_error(request: Request, exc: TierwiseError) -> JSONResponse:
+        return _problem(422 if isinstance(exc, UserError) else 500, str(exc))
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("request %s %s failed", request.method, request.url.path)
+        return _problem(500, f"internal error ({type(exc).__name__}); nothing already stored was lost")
+
+    @app.get("/api/health")
+    async def health() -> dict[str, Any]:
+        return {"ok": True}
+
+    app.include_router(chats.router)
+    return app

@@ -1,0 +1,191 @@
+"""Chat routes: create, list, rename, delete; post a message and stream the turn; stop; read back.
+
+``POST /api/chats/{id}/messages`` answers with server-sent events, one per turn event: the SSE
+``event`` is the event's ``type`` (``text``, ``tool_call_start``, ``tool_call_complete``, ``notice``,
+``usage``, ``error``, ``done``) and ``data`` its JSON (``TurnEvent.to_dict()``). The stream always
+ends with ``done``. A client that goes away stops the turn; what was said is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
+from sse_starlette.sse import EventSourceResponse
+
+from tierwise.chat.engine import ChatEngine
+from tierwise.server.app import ApiError
+from tierwise.store import Store
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api")
+
+ContextType = Literal["global", "project", "task", "calendar"]
+
+
+class NewChat(BaseModel):
+    """A chat to create: optionally titled, optionally about a project, task or the calendar."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: Annotated[str | None, Field(max_length=200)] = None
+    context_type: ContextType = "global"
+    entity_id: Annotated[str | None, Field(max_length=64)] = None
+
+
+class Rename(BaseModel):
+    """A new title."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class NewMessage(BaseModel):
+    """The user's message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: Annotated[str, Field(min_length=1, max_length=100_000)]
+
+
+def _ctx(request: Request) -> tuple[Store, ChatEngine, str]:
+    state = request.app.state
+    return state.store, state.engine, state.user_of(request)
+
+
+def _json(value: Any) -> Any:
+    return to_jsonable_python(value)
+
+
+@router.post("/chats", status_code=201)
+def create_chat(body: NewChat, request: Request) -> Any:
+    """Create a chat."""
+    store, _, user = _ctx(request)
+    if body.context_type in ("project", "task") and not body.entity_id:
+        raise ApiError(422, f"a {body.context_type} chat needs entity_id (the {body.context_type}'s id)")
+    chat = store.create_chat(user, context_type=body.context_type, entity_id=body.entity_id)
+    if body.title and body.title.strip():
+        chat = store.rename_chat(user, chat.id, body.title.strip())
+    return _json(chat)
+
+
+@router.get("/chats")
+def list_chats(request: Request, limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Any:
+    """The user's chats, most recent first."""
+    store, _, user = _ctx(request)
+    return {"chats": _json(store.list_chats(user, limit=limit))}
+
+
+@router.get("/chats/{chat_id}")
+def get_chat(chat_id: str, request: Request) -> Any:
+    """One chat."""
+    store, engine, user = _ctx(request)
+    return {**_json(store.get_chat(user, chat_id)), "running": engine.is_running(user, chat_id)}
+
+
+@router.patch("/chats/{chat_id}")
+def rename_chat(chat_id: str, body: Rename, request: Request) -> Any:
+    """Rename a chat."""
+    store, _, user = _ctx(request)
+    return _json(store.rename_chat(user, chat_id, body.title.strip()))
+
+
+@router.delete("/chats/{chat_id}", status_code=204)
+def delete_chat(chat_id: str, request: Request) -> Response:
+    """Delete a chat and everything in it."""
+    store, engine, user = _ctx(request)
+    if engine.is_running(user, chat_id):
+        raise ApiError(409, "a turn is running in this chat; stop it first")
+    store.delete_chat(user, chat_id)
+    return Response(status_code=204)
+
+
+@router.get("/chats/{chat_id}/messages")
+def list_messages(chat_id: str, request: Request) -> Any:
+    """The chat's messages in order, each assistant message with the tool calls it made."""
+    store, _, user = _ctx(request)
+    messages = store.list_messages(user, chat_id)
+    calls: dict[str, list[Any]] = {}
+    for call in store.list_tool_calls(user, chat_id):
+        calls.setdefault(call.message_id, []).append(_json(call))
+    out = []
+    for message in messages:
+        record = _json(message)
+        if message.id in calls:
+            record["tool_executions"] = calls[message.id]
+        out.append(record)
+    return {"messages": out}
+
+
+@router.post("/chats/{chat_id}/messages")
+async def post_message(chat_id: str, body: NewMessage, request: Request) -> EventSourceResponse:
+    """Send the user's message and stream the turn as server-sent events."""
+    store, engine, user = _ctx(request)
+    store.get_chat(user, chat_id)  # 404 before the stream starts
+    if not body.content.strip():
+        raise ApiError(422, "the message is empty; send some text")
+    if engine.is_running(user, chat_id):
+        raise ApiError(409, "a turn is already running in this chat; stop it or wait for it to finish")
+    stops: dict[tuple[str, str], asyncio.Event] = request.app.state.stops
+    stop = stops[(user, chat_id)] = asyncio.Event()
+
+    async def events() -> AsyncIterator[dict[str, str]]:
+        try:
+            async for event in engine.turn(user, chat_id, body.content, stop=stop):
+                payload = event.to_dict()
+                yield {"event": str(payload.get("type", "message")), "data": json.dumps(_json(payload))}
+        finally:
+            if stops.get((user, chat_id)) is stop:
+                del stops[(user, chat_id)]
+
+    return EventSourceResponse(events(), ping=15)
+
+
+@router.post("/chats/{chat_id}/stop", status_code=202)
+def stop_turn(chat_id: str, request: Request) -> Any:
+    """Stop the turn running in the chat (what was said so far is kept)."""
+    store, _, user = _ctx(request)
+    store.get_chat(user, chat_id)
+    stop = request.app.state.stops.get((user, chat_id))
+    if stop is not None:
+        stop.set()
+    return {"stopping": stop is not None}
+
+
+@router.get("/chats/{chat_id}/snapshots")
+def snapshots(chat_id: str, request: Request, limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> Any:
+    """The chat's context snapshots (seed 004), newest first."""
+    store, _, user = _ctx(request)
+    store.get_chat(user, chat_id)
+    return {"snapshots": _json(store.list_snapshots(user, chat_id, limit=limit))}
+
+
+@router.get("/context/status")
+def context_status(request: Request, session_id: Annotated[str, Query(alias="sessionId")]) -> Any:
+    """Seed 004's status: the last pack's breakdown, budget health and band, totals, last update."""
+    store, engine, user = _ctx(request)
+    chat = store.get_chat(user, session_id)
+    snapshot = store.latest_snapshot(user, session_id)
+    health = engine.guard.health(user, session_id) if engine.guard is not None else None
+    band = engine.guard.band(user, session_id) if engine.guard is not None else None
+    return {
+        "sessionId": session_id,
+        "running": engine.is_running(user, session_id),
+        "budget": {
+            "window": engine.budget.window,
+            "reserve": engine.budget.reserve,
+            "available": engine.budget.available,
+        },
+        "budgetHealth": health,
+        "pruningBand": _json(band) if band is not None else None,
+        "snapshot": _json(snapshot) if snapshot is not None else None,
+        "totals": {"tokensUsed": chat.total_tokens_used, "messages": chat.message_count},
+        "lastUpdated": _json(snapshot.created_at if snapshot is not None else chat.updated_at),
+    }

@@ -1,0 +1,59 @@
+"""``tierwise serve``: refuses what it cannot do safely; serves the API on loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tierwise.cli import app
+
+RUNNER = CliRunner()
+
+
+def test_serve_refuses_a_public_address_and_bad_ports() -> None:
+    for args, needle in (
+        (["--host", "0.0.0.0"], "refusing to serve on 0.0.0.0 without authentication"),
+        (["--host", "example.org"], "is not an IP address"),
+        (["--port", "70000"], "is not a port"),
+    ):
+        result = RUNNER.invoke(app, ["serve", *args])
+        assert result.exit_code == 2 and needle in result.output, result.output
+        assert "Traceback" not in result.output
+
+
+def test_serve_answers_on_loopback(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    db = f"sqlite:///{tmp_path / 'serve.db'}"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tierwise.cli", "serve", "--port", str(port), "--db", db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline, body = time.monotonic() + 30, None
+        while time.monotonic() < deadline and body is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/chats", timeout=2) as response:
+                    body = json.loads(response.read())
+            except OSError:
+                time.sleep(0.2)
+        assert body == {"chats": []}
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/chats", data=b"{}", headers={"content-type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert response.status == 201
+    finally:
+        child.terminate()
+        out, _ = child.communicate(timeout=10)
+    assert f"http://127.0.0.1:{port}" in out and "loaded the sample workspace" in out
