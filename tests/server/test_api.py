@@ -96,6 +96,13 @@ def test_a_turn_streams_as_sse_and_is_stored(api: Api) -> None:
             assert status["totals"]["messages"] == 4
             snaps = (await c.get(f"/api/chats/{chat}/snapshots")).json()["snapshots"]
             assert len(snaps) == 2  # one pack per model call
+            detail = (await c.get(f"/api/chats/{chat}/context")).json()
+            assert {layer["kind"] for layer in detail["pack"]["layers"]} >= {"system", "tools", "input"}
+            assert all("status" in layer and "reason" in layer for layer in detail["pack"]["layers"])
+            assert [t["reason"] for t in detail["turns"]] == ["answer"] and detail["turns"][0][
+                "prompt_tokens"
+            ] > 0
+            assert detail["compactions"] == []
 
     run(go())
 
@@ -176,5 +183,17 @@ def test_openapi_document(api: Api) -> None:
         async with api.client() as c:
             doc = (await c.get("/openapi.json")).json()
             assert "/api/chats/{chat_id}/messages" in doc["paths"] and "/api/context/status" in doc["paths"]
+
+    run(go())
+
+
+def test_the_web_ui_is_served(api: Api) -> None:
+    async def go() -> None:
+        async with api.client() as c:
+            page = await c.get("/")
+            assert page.status_code == 200 and "/static/app.js" in page.text
+            script = await c.get("/static/app.js")
+            assert script.status_code == 200 and "/api/context/status" in script.text
+            assert (await c.get("/static/missing.js")).status_code == 404
 
     run(go())

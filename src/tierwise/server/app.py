@@ -64,6 +64,7 @@ def create_app(
     """
     from tierwise.chat.terminal import local_user
     from tierwise.server import chats
+    from tierwise.server.web import mount_web
 
     app = FastAPI(title="tierwise", version="0.1.0", description="A context engine for LLM applications.")
     app.state.store, app.state.engine, app.state.stops = store, engine, {}
@@ -109,4 +110,5 @@ def create_app(
         return {"ok": True}
 
     app.include_router(chats.router)
+    mount_web(app)
     return app

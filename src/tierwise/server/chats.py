@@ -189,3 +189,35 @@ def context_status(request: Request, session_id: Annotated[str, Query(alias="ses
         "totals": {"tokensUsed": chat.total_tokens_used, "messages": chat.message_count},
         "lastUpdated": _json(snapshot.created_at if snapshot is not None else chat.updated_at),
     }
+
+
+@router.get("/chats/{chat_id}/context")
+def context_detail(chat_id: str, request: Request, turns: Annotated[int, Query(ge=1, le=500)] = 50) -> Any:
+    """What the dashboard shows: the last pack's layers (and why), usage per turn, compactions."""
+    store, _, user = _ctx(request)
+    store.get_chat(user, chat_id)
+    packs = store.list_audit(user, chat_id=chat_id, event="pack", limit=1)
+    done = store.list_audit(user, chat_id=chat_id, event="turn", limit=turns)
+    compactions = store.list_audit(user, chat_id=chat_id, event="compaction", limit=50)
+    per_turn = []
+    for entry in reversed(done):
+        usage = entry.details.get("usage") or {}
+        summary = (usage.get("report") or {}).get("summary", {})
+        per_turn.append(
+            {
+                "at": _json(entry.created_at),
+                "reason": entry.details.get("reason"),
+                "steps": entry.details.get("steps"),
+                "prompt_tokens": usage.get("prompt_tokens"),
+                "completion_tokens": usage.get("completion_tokens"),
+                "total_used": summary.get("totalUsed"),
+                "dollars": usage.get("dollars"),
+            }
+        )
+    return {
+        "pack": {**packs[0].details, "checksum": packs[0].checksum, "at": _json(packs[0].created_at)}
+        if packs
+        else None,
+        "turns": per_turn,
+        "compactions": [{**c.details, "at": _json(c.created_at)} for c in compactions],
+    }

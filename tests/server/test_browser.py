@@ -1,0 +1,154 @@
+"""The web UI in headless Chromium (Playwright for Python, Debian's chromium): chat, stream, stop, dashboard.
+
+The browser comes from Debian (``/usr/bin/chromium``); if it is missing, the test setup installs it
+with apt-get (as root). Screenshots go to ``$TIERWISE_ARTIFACTS`` (default ``test-artifacts/``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tierwise.budget import Budget
+from tierwise.chat.engine import ChatEngine
+from tierwise.providers import TextDelta
+from tierwise.providers.testing import Script, ScriptedModel, tool_call
+from tierwise.server import create_app
+from tierwise.store import Store
+from tierwise.tools import tool
+
+ARTIFACTS = Path(os.environ.get("TIERWISE_ARTIFACTS", "test-artifacts"))
+FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI must run the browser tests)", pytrace=False)
+    pytest.skip(reason)
+
+
+def _chromium() -> str | None:
+    found = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+    if found or not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return found
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], capture_output=True, timeout=600, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], capture_output=True, timeout=900, env=env)
+    return shutil.which("chromium")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed: pip install -e '.[dev]'")
+    executable = _chromium()
+    if executable is None:
+        _unavailable(
+            "Debian's chromium is not installed and could not be installed (apt-get install chromium)"
+        )
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=FLAGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@tool(tier="list")
+def list_tasks(limit: int = 20) -> list[str]:
+    """List tasks."""
+    return ["Book venue", "Send invites"][:limit]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, ScriptedModel]]:
+    import uvicorn
+
+    store = Store.open(f"sqlite:///{tmp_path / 'ui.db'}")
+    model = ScriptedModel()
+    engine = ChatEngine(store, model, tools=[list_tasks], budget=Budget(window=8_000, reserve=500))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(store, engine), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", model
+    server.should_exit = True
+    thread.join(10)
+    store.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_chat_stream_tool_stop_and_dashboard(browser: Any, served: tuple[str, ScriptedModel]) -> None:
+    url, model = served
+    model.enqueue(
+        tool_call("list_tasks", limit=2),
+        Script(
+            *(
+                TextDelta(w)
+                for w in re.findall(r"\S+\s*", "Two tasks left: **book the venue** and send invites.")
+            ),
+            delay=0.05,
+        ),
+        Script(TextDelta("The venue "), TextDelta("is booked, and "), TextDelta("more."), delay=3),
+    )
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url)
+    page.get_by_role("button", name="+ New chat").click()
+    page.get_by_label("Message").fill("What is left for the offsite?")
+    page.keyboard.press("Enter")
+    page.locator("#messages li.tool", has_text="list_tasks").wait_for(timeout=10_000)
+    page.locator("#messages li.assistant strong", has_text="book the venue").wait_for(timeout=10_000)
+    page.locator("#send").wait_for(state="visible", timeout=10_000)
+    _shot(page, "chat-answer")
+    assert page.locator("#chat-list li").count() == 1  # typing right after "New chat" used that chat
+
+    page.get_by_label("Message").fill("Is the venue booked?")
+    page.keyboard.press("Enter")
+    page.locator("#messages li.assistant", has_text="The venue").last.wait_for(timeout=10_000)
+    assert page.locator("#stop").is_visible()
+    page.locator("#stop").click()
+    page.locator("#messages li.tool", has_text="stopped").wait_for(timeout=10_000)
+    assert "more." not in page.locator("#messages").inner_text()
+    _shot(page, "chat-stopped")
+
+    assert page.locator("#breakdown .legend").inner_text().count("\n") >= 2
+    assert "tokens in the last pack" in page.locator("#budget-text").inner_text()
+    assert page.locator("#layers tbody tr").count() >= 3
+    assert page.locator("#turns rect").count() == 2
+    _shot(page, "dashboard")
+
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    phone.goto(url)
+    phone.get_by_role("button", name="Context").click()
+    phone.locator("#dashboard").wait_for(state="visible")
+    _shot(phone, "phone-dashboard")
