@@ -152,3 +152,55 @@ def test_chat_stream_tool_stop_and_dashboard(browser: Any, served: tuple[str, Sc
     phone.get_by_role("button", name="Context").click()
     phone.locator("#dashboard").wait_for(state="visible")
     _shot(phone, "phone-dashboard")
+
+
+def test_tierwise_serve_chats_with_the_offline_assistant(browser: Any, tmp_path: Path) -> None:
+    import json
+    import sys
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tierwise.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--db",
+            f"sqlite:///{tmp_path / 's.db'}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/chats", timeout=2) as response:
+                    json.loads(response.read())
+                break
+            except OSError:
+                time.sleep(0.2)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.get_by_label("Message").fill("What are my high priority tasks for the Q4 launch?")
+        page.keyboard.press("Enter")
+        page.locator("#messages li.tool", has_text="list_tasks").wait_for(timeout=15_000)
+        page.locator("#messages li.assistant", has_text="Q4 Product Launch").wait_for(timeout=15_000)
+        page.get_by_label("Message").fill("Tell me more about the API documentation task")
+        page.keyboard.press("Enter")
+        page.locator("#messages li.tool", has_text="get_task_details").wait_for(timeout=15_000)
+        page.locator("#messages li.assistant", has_text="Design API documentation portal").last.wait_for(
+            timeout=15_000
+        )
+        page.locator("#send").wait_for(state="visible", timeout=15_000)
+        _shot(page, "offline-assistant")
+        assert "location" in page.locator("#breakdown").inner_text()
+    finally:
+        child.terminate()
+        child.communicate(timeout=10)
