@@ -12,11 +12,16 @@ def quickstart_commands() -> list[str]:
     return [block.strip() for block in re.findall(r"```bash\n(.*?)```", section, re.S)]
 
 
+def readme_text() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
 def test_quickstart_has_exactly_two_commands() -> None:
     commands = quickstart_commands()
     assert len(commands) == 2
     assert all("\n" not in c for c in commands)
-    assert "tierwise pack examples/conversation.json" in commands[0]
+    assert commands[0] == "pip install -e . && tierwise serve"
+    assert "tierwise pack examples/conversation.json" in readme_text()
     assert (ROOT / "examples" / "conversation.json").exists()
 
 
