@@ -63,7 +63,7 @@ def create_app(
         user_of: the user a request acts for (default: the local user).
     """
     from tierwise.chat.terminal import local_user
-    from tierwise.server import chats
+    from tierwise.server import chats, workspace_routes
     from tierwise.server.web import mount_web
 
     app = FastAPI(title="tierwise", version="0.1.0", description="A context engine for LLM applications.")
@@ -110,5 +110,6 @@ def create_app(
         return {"ok": True}
 
     app.include_router(chats.router)
+    app.include_router(workspace_routes.router)
     mount_web(app)
     return app
