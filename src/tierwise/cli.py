@@ -546,6 +546,15 @@ def _workspace_commands() -> None:
 _workspace_commands()
 
 
+def _keys_commands() -> None:
+    from tierwise.cli_keys import keys_app
+
+    app.add_typer(keys_app, name="keys")
+
+
+_keys_commands()
+
+
 def main() -> None:
     """Entry point of the ``tierwise`` console script."""
     app()

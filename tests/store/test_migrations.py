@@ -12,6 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from tierwise.errors import UserError
+from tierwise.server import keys as key_models
 from tierwise.store import (
     NotFoundError,
     Store,
@@ -59,11 +60,11 @@ def test_migrate_blank_database_to_head_and_again_is_a_no_op(store_url: str) -> 
     try:
         assert current_revision(engine) is None
         migrate(store_url)
-        assert current_revision(engine) == head_revision() == "0002"
+        assert current_revision(engine) == head_revision() == "0003"
         tables = set(sa.inspect(engine).get_table_names())
         assert tables >= TABLES | {"alembic_version"}
         migrate(store_url)
-        assert current_revision(engine) == "0002"
+        assert current_revision(engine) == "0003"
         with engine.connect() as connection:
             assert connection.execute(sa.text("SELECT count(*) FROM alembic_version")).scalar() == 1
         assert set(sa.inspect(engine).get_table_names()) == tables
@@ -78,6 +79,7 @@ def test_hand_written_migration_matches_the_models(store_url: str) -> None:
         with engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
             assert workspace_models.Task.__table__.metadata is Base.metadata  # one schema, one chain
+            assert key_models.ApiKey.__table__.metadata is Base.metadata
             assert compare_metadata(context, Base.metadata) == []
         indexes = {i["name"] for i in sa.inspect(engine).get_indexes("context_snapshots")}
         assert indexes >= {

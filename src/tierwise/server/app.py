@@ -1,9 +1,10 @@
 """The FastAPI application: routes, the user of a request, and errors as JSON.
 
 Every error is ``{"error": message}`` with a status that says what kind it is — 400 a malformed
-body, 404 an id the user does not have (whoever owns it), 409 a turn already running, 422 a value
-that is not valid — and never a stack trace. Every request acts for one user: in local mode (the
-only mode so far, for a service on loopback) the local user of ``tierwise chat``.
+body, 401 a missing or unknown API key, 404 an id the user does not have (whoever owns it), 409 a
+turn already running, 422 a value that is not valid, 429 over the rate limit (with ``Retry-After``)
+— and never a stack trace. Every request acts for one user: the user of its API key
+(:mod:`tierwise.server.auth`), or in local mode, without a key, the local user of ``tierwise chat``.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ log = logging.getLogger(__name__)
 class ApiError(UserError):
     """An error with its HTTP status (raised by routes; shown as ``{"error": message}``)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.headers = headers
 
 
-def _problem(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _problem(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -54,13 +56,19 @@ def create_app(
     engine: ChatEngine,
     *,
     user_of: Callable[[Request], str] | None = None,
+    require_key: bool = False,
+    rate_limit: int | None = None,
 ) -> FastAPI:
     """The tierwise service around ``store`` and ``engine``.
 
     Args:
         store: chats, messages, snapshots and the workspace.
         engine: runs the turns (``tierwise.workspace.app.assistant_engine`` for the reference app).
-        user_of: the user a request acts for (default: the local user).
+        user_of: the user a request acts for (default: the local user; with ``require_key`` or
+            ``rate_limit``, the user of the request's API key, see :mod:`tierwise.server.auth`).
+        require_key: refuse requests without an API key (401) instead of acting for the local user.
+        rate_limit: requests per minute per user (a token bucket as deep as one minute's worth;
+            429 with ``Retry-After`` beyond it); ``None``: no limit.
     """
     from tierwise.chat.terminal import local_user
     from tierwise.server import chats, workspace_routes
@@ -70,10 +78,20 @@ def create_app(
     app.state.store, app.state.engine, app.state.stops = store, engine, {}
     default_user = local_user(store)
     app.state.user_of = user_of or (lambda request: default_user)
+    if require_key or rate_limit is not None:
+        from tierwise.server.auth import RateLimiter, make_user_of, rate_limited
+
+        limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        if user_of is None:
+            app.state.user_of = make_user_of(
+                store, require_key=require_key, local_user_id=default_user, limiter=limiter
+            )
+        elif limiter is not None:
+            app.state.user_of = rate_limited(user_of, limiter)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return _problem(exc.status, str(exc))
+        return _problem(exc.status, str(exc), exc.headers)
 
     @app.exception_handler(NotFoundError)
     async def not_found(request: Request, exc: NotFoundError) -> JSONResponse:

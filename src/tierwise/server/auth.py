@@ -1,0 +1,192 @@
+"""Request authentication (API keys) and per-user rate limits.
+
+:func:`make_user_of` builds the ``user_of`` of :func:`~tierwise.server.app.create_app`: the user a
+request acts for is the owner of its key, sent as ``Authorization: Bearer <key>`` or ``X-API-Key:
+<key>``. A request without a key acts for the local user, unless keys are required (401). An
+unknown, malformed or revoked key is always a 401 — never a silent fall back to the local user.
+
+:class:`RateLimiter` is a token bucket per user; wrapped around ``user_of`` (:func:`rate_limited`),
+a request over the limit is a 429 whose ``Retry-After`` says how many seconds to wait.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from fastapi import Request
+
+from tierwise.errors import UserError
+from tierwise.server.app import ApiError
+from tierwise.server.keys import user_for_key
+from tierwise.store import Store
+
+__all__ = [
+    "DEFAULT_RATE_LIMIT",
+    "MISSING_KEY",
+    "RateLimiter",
+    "key_of",
+    "make_user_of",
+    "rate_limit_from_env",
+    "rate_limited",
+]
+
+DEFAULT_RATE_LIMIT = 120  # requests per minute per user when serving
+MISSING_KEY = "missing API key: send Authorization: Bearer <key> (create one with `tierwise keys create`)"
+_CHALLENGE = {"WWW-Authenticate": "Bearer"}
+_MAX_BUCKETS = 10_000  # above this, full buckets (idle users) are forgotten
+
+
+class RateLimiter:
+    """A token bucket per user: ``rate`` requests per minute, up to ``burst`` at once.
+
+    Each user's bucket starts full (``burst`` tokens, default ``rate``) and refills at ``rate``
+    tokens a minute; a request takes one. Thread-safe (sync routes run in a thread pool).
+
+    Example:
+        >>> now = [0.0]
+        >>> limiter = RateLimiter(60, burst=2, clock=lambda: now[0])
+        >>> limiter.check("ada"), limiter.check("ada"), limiter.check("ada")
+        (None, None, 1.0)
+        >>> now[0] += 1.0
+        >>> limiter.check("ada") is None
+        True
+    """
+
+    def __init__(
+        self, rate: int, *, burst: int | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if isinstance(rate, bool) or not isinstance(rate, int) or rate < 1:
+            raise ValueError(f"rate must be a positive number of requests per minute, got {rate!r}")
+        burst = rate if burst is None else burst
+        if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
+            raise ValueError(f"burst must be a positive number of requests, got {burst!r}")
+        self.rate, self.burst, self._clock = rate, burst, clock
+        self._per_second = rate / 60.0
+        self._buckets: dict[str, tuple[float, float]] = {}  # user → (tokens, when counted)
+        self._lock = threading.Lock()
+
+    def check(self, user_id: str) -> float | None:
+        """Take a token for ``user_id``: ``None`` if there was one, else the seconds until there is."""
+        with self._lock:
+            now = self._clock()
+            tokens, then = self._buckets.get(user_id, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + max(0.0, now - then) * self._per_second)
+            if tokens >= 1.0:
+                self._buckets[user_id] = (tokens - 1.0, now)
+                if len(self._buckets) > _MAX_BUCKETS:
+                    self._forget_idle(now)
+                return None
+            self._buckets[user_id] = (tokens, now)
+            return (1.0 - tokens) / self._per_second
+
+    def _forget_idle(self, now: float) -> None:
+        """Drop the buckets that have refilled (forgetting them changes nothing)."""
+        full = [
+            user
+            for user, (tokens, then) in self._buckets.items()
+            if tokens + max(0.0, now - then) * self._per_second >= self.burst
+        ]
+        for user in full:
+            del self._buckets[user]
+
+
+def key_of(request: Request) -> str | None:
+    """The API key the request sends (``Authorization: Bearer`` or ``X-API-Key``), if any.
+
+    Raises:
+        ApiError: 401, an ``Authorization`` header of another scheme, or an empty bearer token.
+    """
+    header = request.headers.get("authorization")
+    if header is not None:
+        scheme, _, token = header.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            raise ApiError(
+                401, "unsupported Authorization scheme: send Authorization: Bearer <key>", headers=_CHALLENGE
+            )
+        token = token.strip()
+        if not token:
+            raise ApiError(401, "empty bearer token: send Authorization: Bearer <key>", headers=_CHALLENGE)
+        return token
+    key = request.headers.get("x-api-key")
+    if key is not None:
+        key = key.strip()
+        if not key:
+            raise ApiError(401, "empty X-API-Key header: send X-API-Key: <key>", headers=_CHALLENGE)
+        return key
+    return None
+
+
+def rate_limited(user_of: Callable[[Request], str], limiter: RateLimiter) -> Callable[[Request], str]:
+    """``user_of``, then a token from ``limiter`` for that user (else a 429 with ``Retry-After``)."""
+
+    def limited(request: Request) -> str:
+        user = user_of(request)
+        wait = limiter.check(user)
+        if wait is not None:
+            seconds = max(1, math.ceil(wait))
+            raise ApiError(
+                429,
+                f"rate limit: {limiter.rate} requests per minute; retry after {seconds} s",
+                headers={"Retry-After": str(seconds)},
+            )
+        return user
+
+    return limited
+
+
+def make_user_of(
+    store: Store,
+    *,
+    require_key: bool,
+    local_user_id: str,
+    limiter: RateLimiter | None = None,
+) -> Callable[[Request], str]:
+    """The ``user_of`` of an app: the owner of the request's API key.
+
+    A request without a key acts for ``local_user_id``, unless ``require_key`` (then 401). An
+    unknown or revoked key is a 401 either way. With ``limiter``, each request also takes a token
+    from its user's bucket (429 with ``Retry-After`` when there is none).
+    """
+
+    def user_of(request: Request) -> str:
+        key = key_of(request)
+        if key is None:
+            if require_key:
+                raise ApiError(401, MISSING_KEY, headers=_CHALLENGE)
+            return local_user_id
+        user = user_for_key(store, key)
+        if user is None:
+            raise ApiError(
+                401,
+                "invalid API key: it is unknown or was revoked (list yours with `tierwise keys list`)",
+                headers=_CHALLENGE,
+            )
+        return user
+
+    return user_of if limiter is None else rate_limited(user_of, limiter)
+
+
+def rate_limit_from_env() -> int | None:
+    """``TIERWISE_RATE_LIMIT``: requests per minute per user (default 120; ``0`` or ``off``: none).
+
+    Raises:
+        UserError: the variable is not a whole number.
+    """
+    raw = os.environ.get("TIERWISE_RATE_LIMIT", "").strip().lower()
+    if not raw:
+        return DEFAULT_RATE_LIMIT
+    if raw in ("0", "off", "none"):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UserError(
+            f"TIERWISE_RATE_LIMIT={raw!r} is not a number of requests per minute; use e.g. 120, or 0 for none"
+        ) from None
+    if value < 0:
+        raise UserError(f"TIERWISE_RATE_LIMIT={value} is negative; use e.g. 120, or 0 for none")
+    return value or None
