@@ -284,8 +284,11 @@ def chat_command(
 @app.command("serve")
 def serve_command(
     host: Annotated[
-        str, typer.Option(help="Address to bind (loopback only until API keys exist).")
+        str, typer.Option(help="Address to bind (beyond loopback only with --require-key).")
     ] = "127.0.0.1",
+    require_key: Annotated[
+        bool, typer.Option("--require-key", help="Every request needs an API key (tierwise keys create).")
+    ] = False,
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     model: Annotated[
         str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
@@ -298,23 +301,24 @@ def serve_command(
         typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
     ] = None,
 ) -> None:
-    """Run the HTTP API (chats with streamed turns, context status) for the local user."""
+    """Run the web chat and the HTTP API; on loopback without --require-key, for the local user."""
     import ipaddress
 
     import uvicorn
 
     from tierwise.chat import terminal
     from tierwise.server import create_app
+    from tierwise.server.auth import rate_limit_from_env
     from tierwise.workspace.app import ensure_sample
 
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         raise _fail(f"--host {host!r} is not an IP address; use 127.0.0.1") from None
-    if not loopback:
+    if not loopback and not require_key:
         raise _fail(
-            f"refusing to serve on {host} without authentication: the service has no API keys yet, "
-            "so it only listens on loopback; use --host 127.0.0.1"
+            f"refusing to serve on {host} without authentication: add --require-key (and create keys "
+            "with `tierwise keys create --user NAME`), or use --host 127.0.0.1"
         )
     if not 0 < port < 65536:
         raise _fail(f"--port {port} is not a port; use 1-65535")
@@ -324,6 +328,7 @@ def serve_command(
         provider = terminal.make_provider(model)
         engine = terminal.make_engine(store, provider, window=budget)
         loaded = ensure_sample(store, user)
+        rate_limit = rate_limit_from_env()
     except UserError as exc:
         store.close()
         raise _fail(str(exc)) from None
@@ -331,7 +336,8 @@ def serve_command(
         typer.echo(loaded)
     typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")
     try:
-        uvicorn.run(create_app(store, engine), host=host, port=port, log_level="warning")
+        service = create_app(store, engine, require_key=require_key, rate_limit=rate_limit)
+        uvicorn.run(service, host=host, port=port, log_level="warning")
     finally:
         store.close()
 

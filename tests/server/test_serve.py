@@ -19,7 +19,7 @@ RUNNER = CliRunner()
 
 def test_serve_refuses_a_public_address_and_bad_ports() -> None:
     for args, needle in (
-        (["--host", "0.0.0.0"], "refusing to serve on 0.0.0.0 without authentication"),
+        (["--host", "0.0.0.0"], "refusing to serve on 0.0.0.0 without authentication: add --require-key"),
         (["--host", "example.org"], "is not an IP address"),
         (["--port", "70000"], "is not a port"),
     ):
