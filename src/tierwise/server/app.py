@@ -71,7 +71,7 @@ def create_app(
             429 with ``Retry-After`` beyond it); ``None``: no limit.
     """
     from tierwise.chat.terminal import local_user
-    from tierwise.server import chats, workspace_routes
+    from tierwise.server import chats, openai_compat, workspace_routes
     from tierwise.server.web import mount_web
 
     app = FastAPI(title="tierwise", version="0.1.0", description="A context engine for LLM applications.")
@@ -128,6 +128,7 @@ def create_app(
         return {"ok": True}
 
     app.include_router(chats.router)
+    app.include_router(openai_compat.router)
     app.include_router(workspace_routes.router)
     mount_web(app)
     return app

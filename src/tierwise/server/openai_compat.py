@@ -1,0 +1,683 @@
+"""An OpenAI-compatible endpoint: ``GET /v1/models`` and ``POST /v1/chat/completions``.
+
+Any OpenAI client (the official SDKs, LangChain, …) can point its ``base_url`` at ``…/v1`` and get
+tierwise's packed context: the client sends its whole conversation on every request, and tierwise
+stores it in a chat, packs it under the engine's budget and forwards the pack to the upstream model
+(``engine.provider``), streaming the answer back in OpenAI's format.
+
+Choices, in short:
+
+- **Session**: the header ``X-Tierwise-Session``, else the body's ``user``, else a key derived from
+  the sha256 of the first two messages (the first system message and the first other message, so
+  the key stays the same as the conversation grows). Each session is one chat of the request's
+  user (``context_type="api"``, ``entity_id`` the key, hashed when longer than 128 characters).
+- **Storage**: only messages not stored yet are added (system messages are never stored: they are
+  the pack's ``system``). If the client's history *diverges* from what is stored (it is shorter, or
+  an earlier message differs — an edit or a regenerate), the old chat is retired (its
+  ``context_type`` becomes ``api-superseded``; nothing is deleted) and a fresh chat starts for the
+  session, so stored history is never rewritten or corrupted.
+- **Current turn**: the last user message and everything after it (assistant tool calls and the
+  client's tool results); memory packs everything before it.
+- **Model**: the upstream model is always used (``engine.model`` or the provider's default); the
+  request's ``model`` is accepted and ignored. Responses name the model that answered.
+- **Tools** are the client's: they are packed (and counted), and the model's tool calls are streamed
+  back, never executed. A ``tool_choice`` naming one function is forwarded as ``"required"``.
+- **Budget**: ``engine.budget``; a ``max_tokens`` above its reserve reserves that many instead.
+- The assistant's answer is stored only when the stream completed; a failed or abandoned stream
+  stores nothing, so a retry with the same history carries on cleanly.
+
+Errors are OpenAI-shaped (``{"error": {"message", "type", "code", "param"}}``): 400 for a body that
+is not JSON, lacks a required field or does not fit the budget, 422 for invalid values, 404 for an
+unknown ``/v1`` path or model, 502 when the upstream model fails (an ``error`` chunk if the stream
+had already started).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, Literal
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tierwise.budget import Budget
+from tierwise.chat.engine import ChatEngine
+from tierwise.errors import BudgetError, TierwiseError, UserError
+from tierwise.memory.compaction import CompactionEvent
+from tierwise.memory.persist import ChatMemory
+from tierwise.packing.report import Pack
+from tierwise.providers.base import (
+    Done,
+    Event,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    aclose,
+    collect,
+    is_output,
+)
+from tierwise.providers.errors import ProviderError
+from tierwise.server.app import ApiError
+from tierwise.store import Store
+
+__all__ = ["ChatCompletionRequest", "router"]
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/v1", tags=["openai"])
+
+SESSION_HEADER = "X-Tierwise-Session"
+PACK_TOKENS_HEADER = "X-Tierwise-Pack-Tokens"
+CONTEXT_TYPE = "api"
+RETIRED_CONTEXT_TYPE = "api-superseded"
+_MAX_ENTITY_ID = 128
+_MAX_CACHED = 64
+
+
+# -- the request -------------------------------------------------------------------------------
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class FunctionCall(_Lenient):
+    """A tool call's function: its name and JSON arguments."""
+
+    name: str
+    arguments: str = "{}"
+
+
+class ToolCallIn(_Lenient):
+    """A tool call in an assistant message of the history."""
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class MessageIn(_Lenient):
+    """One message of the conversation (OpenAI's fields; others are ignored)."""
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+    name: str | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as an OpenAI message dict."""
+        message: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.name is not None:
+            message["name"] = self.name
+        if self.tool_calls:
+            message["tool_calls"] = [call.model_dump() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            message["tool_call_id"] = self.tool_call_id
+        return message
+
+
+class FunctionDef(BaseModel):
+    """A tool's function definition (kept as sent, unknown keys included)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class ToolIn(_Lenient):
+    """A tool the client offers."""
+
+    type: Literal["function"] = "function"
+    function: FunctionDef
+
+
+class StreamOptions(_Lenient):
+    """``stream_options``."""
+
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(_Lenient):
+    """The body of ``POST /v1/chat/completions`` (unknown fields are ignored)."""
+
+    messages: Annotated[list[MessageIn], Field(min_length=1)]
+    model: str | None = None
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    max_tokens: Annotated[int | None, Field(ge=1)] = None
+    max_completion_tokens: Annotated[int | None, Field(ge=1)] = None
+    temperature: Annotated[float | None, Field(ge=0, le=2)] = None
+    tools: list[ToolIn] | None = None
+    tool_choice: Literal["none", "auto", "required"] | dict[str, Any] | None = None
+    user: str | None = None
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+def _error_body(message: str, kind: str, code: str | None, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "code": code, "param": param}}
+
+
+def openai_error(
+    status: int,
+    message: str,
+    *,
+    code: str | None = None,
+    param: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """An OpenAI-shaped error response."""
+    kind = "invalid_request_error"
+    if status == 502:
+        kind = "upstream_error"
+    elif status >= 500:
+        kind = "server_error"
+    elif status == 401:
+        kind = "authentication_error"
+    elif status == 429:
+        kind = "rate_limit_error"
+    return JSONResponse(
+        _error_body(message, kind, code, param), status_code=status, headers=dict(headers or {})
+    )
+
+
+def _validation_error(exc: ValidationError) -> JSONResponse:
+    errors = exc.errors()
+    param = (".".join(str(p) for p in errors[0]["loc"]) or None) if errors else None
+    if errors and errors[0]["type"] == "missing":
+        return openai_error(
+            400, f"missing required parameter: {param!r}", code="missing_required_parameter", param=param
+        )
+    parts = []
+    for error in errors[:5]:
+        where = ".".join(str(p) for p in error.get("loc", ())) or "body"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return openai_error(422, "invalid request: " + "; ".join(parts), code="invalid_value", param=param)
+
+
+class _RequestError(Exception):
+    """A request this endpoint refuses, with its status and OpenAI error code."""
+
+    def __init__(self, status: int, message: str, code: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.param = status, code, param
+
+
+class _UpstreamFailed(Exception):
+    """The upstream model failed with an error other than a ``ProviderError`` (blocked, misconfigured…)."""
+
+
+def _provider_error(exc: ProviderError) -> dict[str, Any]:
+    status = f" (status {exc.status})" if exc.status is not None else ""
+    return _error_body(f"the upstream model failed{status}: {exc}", "upstream_error", "upstream_error")
+
+
+def _upstream_error(exc: TierwiseError) -> dict[str, Any]:
+    if isinstance(exc, ProviderError):
+        return _provider_error(exc)
+    return _error_body(f"the upstream model failed: {exc}", "upstream_error", "upstream_error")
+
+
+# -- sessions and memory -----------------------------------------------------------------------
+
+
+def session_key(request: Request, body: ChatCompletionRequest) -> str:
+    """The session: the header, else the body's ``user``, else derived from the first two messages."""
+    header = (request.headers.get(SESSION_HEADER) or "").strip()
+    if header:
+        return header
+    if body.user and body.user.strip():
+        return body.user.strip()
+    # The first system message and the first other one: both stay put as the conversation grows
+    # (the literal first two messages would change when a system-less chat gets its first answer).
+    system = next((m for m in body.messages if m.role in ("system", "developer")), None)
+    opening = next((m for m in body.messages if m.role not in ("system", "developer")), None)
+    first = [[m.role, m.content] if m is not None else None for m in (system, opening)]
+    digest = hashlib.sha256(json.dumps(first, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return f"auto-{digest[:32]}"
+
+
+def entity_id(key: str) -> str:
+    """The chat's ``entity_id`` for a session key (hashed when long or unprintable)."""
+    if len(key) <= _MAX_ENTITY_ID and key.isprintable():
+        return key
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return content if isinstance(content, str) else ""
+
+
+def _fingerprint(message: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What must match between a stored message and the client's copy of it.
+
+    A tool result's content is not compared (memory may keep a large one as a blob reference).
+    """
+    role = message.get("role")
+    if role == "tool":
+        return (role, message.get("tool_call_id"))
+    calls = tuple(
+        (c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
+        for c in message.get("tool_calls") or ()
+        if isinstance(c, Mapping)
+    )
+    return (role, _text(message.get("content")).strip(), calls)
+
+
+@dataclass
+class _Prepared:
+    memory: ChatMemory
+    chat_id: str
+    pack: Pack
+    compaction: list[CompactionEvent]
+    added: int
+
+
+class _Sessions:
+    """Per-session locks and a small cache of loaded chat memories (one per app)."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self.memories: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
+
+    def lock(self, user: str, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault((user, key), threading.Lock())
+
+    def load(self, store: Store, user: str, chat_id: str, message_count: int) -> ChatMemory:
+        with self._guard:
+            cached = self.memories.get((user, chat_id))
+        if cached is not None and len(cached.memory.messages) == message_count:
+            return cached
+        loaded = ChatMemory.load(store, user, chat_id)
+        with self._guard:
+            self.memories[(user, chat_id)] = loaded
+            while len(self.memories) > _MAX_CACHED:
+                self.memories.popitem(last=False)
+        return loaded
+
+
+def _sessions(request: Request) -> _Sessions:
+    state = request.app.state
+    sessions = getattr(state, "openai_sessions", None)
+    if sessions is None:
+        sessions = state.openai_sessions = _Sessions()
+    assert isinstance(sessions, _Sessions)
+    return sessions
+
+
+def _prepare(
+    sessions: _Sessions,
+    store: Store,
+    user: str,
+    key: str,
+    conversation: list[dict[str, Any]],
+    *,
+    system: str | None,
+    tools: list[dict[str, Any]],
+    budget: Budget,
+) -> _Prepared:
+    """Find (or start) the session's chat, store the new messages, pack the current turn."""
+    entity = entity_id(key)
+    with sessions.lock(user, key):
+        found = store.list_chats(user, context_type=CONTEXT_TYPE, entity_id=entity, limit=1)
+        memory: ChatMemory | None = None
+        if found:
+            memory = sessions.load(store, user, found[0].id, found[0].message_count)
+            stored = memory.memory.messages
+            if len(stored) > len(conversation) or any(
+                _fingerprint(a) != _fingerprint(b) for a, b in zip(stored, conversation, strict=False)
+            ):
+                log.info("session %s diverged from chat %s: starting a fresh chat", key, found[0].id)
+                store.update_chat(user, found[0].id, context_type=RETIRED_CONTEXT_TYPE)
+                memory = None
+        if memory is None:
+            title = f"API {key[:60]}"
+            chat = store.create_chat(user, title=title, context_type=CONTEXT_TYPE, entity_id=entity)
+            memory = sessions.load(store, user, chat.id, 0)
+        start = len(memory.memory.messages)
+        with store.batch():
+            for message in conversation[start:]:
+                memory.add(message)
+        messages = memory.memory.messages
+        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        upto = users[-1] if users else len(messages) - 1
+        before = len(memory.memory.events)
+        pack = memory.pack(budget, messages[upto:], system=system, tools=tools, upto=upto, record=False)
+        compaction = list(memory.memory.events[before:])
+        return _Prepared(memory, memory.chat_id, pack, compaction, len(conversation) - start)
+
+
+def _finish(sessions: _Sessions, key: str, prepared: _Prepared, response: ModelResponse, tokens: int) -> None:
+    """Store the answer, the pack's audit and the tokens used."""
+    chat = prepared.memory
+    with sessions.lock(chat.user_id, key), chat.store.batch():
+        chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
+        chat.record(prepared.pack, prepared.compaction)
+        if tokens:
+            chat.store.add_tokens_used(chat.user_id, chat.chat_id, tokens)
+
+
+# -- routes ------------------------------------------------------------------------------------
+
+
+def model_name(engine: ChatEngine) -> str:
+    """The upstream model's name."""
+    return engine.model or engine.provider.model or engine.provider.name
+
+
+def _model_object(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": 0, "owned_by": "tierwise"}
+
+
+def _user(request: Request) -> str | JSONResponse:
+    try:
+        user = request.app.state.user_of(request)
+    except ApiError as exc:
+        code = "invalid_api_key" if exc.status == 401 else None
+        return openai_error(exc.status, str(exc), code=code, headers=exc.headers)
+    assert isinstance(user, str)
+    return user
+
+
+@router.get("/models")
+async def list_models(request: Request) -> Response:
+    """The upstream model, in OpenAI's list format."""
+    user = _user(request)
+    if isinstance(user, JSONResponse):
+        return user
+    return JSONResponse({"object": "list", "data": [_model_object(model_name(request.app.state.engine))]})
+
+
+@router.get("/models/{model:path}")
+async def get_model(model: str, request: Request) -> Response:
+    """One model: the upstream's, else 404."""
+    user = _user(request)
+    if isinstance(user, JSONResponse):
+        return user
+    name = model_name(request.app.state.engine)
+    if model != name:
+        return openai_error(
+            404,
+            f"the model {model!r} does not exist; this server serves {name!r}",
+            code="model_not_found",
+            param="model",
+        )
+    return JSONResponse(_model_object(name))
+
+
+def _budget(engine: ChatEngine, max_tokens: int | None) -> Budget:
+    budget = engine.budget
+    if max_tokens is not None and max_tokens > budget.reserve:
+        if max_tokens >= budget.window:
+            raise _RequestError(
+                400,
+                f"max_tokens ({max_tokens}) leaves no room for the prompt in the {budget.window}-token "
+                "window; ask for fewer tokens",
+                "context_length_exceeded",
+                "max_tokens",
+            )
+        budget = replace(budget, reserve=max_tokens)
+    return budget
+
+
+@router.post("/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    """An OpenAI chat completion over the session's packed context (streamed or whole)."""
+    try:
+        data = json.loads(await request.body())
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return openai_error(400, "the body is not valid JSON; send a JSON object", code="invalid_json")
+    if not isinstance(data, dict):
+        return openai_error(400, "the body must be a JSON object", code="invalid_json")
+    try:
+        body = ChatCompletionRequest.model_validate(data)
+    except ValidationError as exc:
+        return _validation_error(exc)
+    user = _user(request)
+    if isinstance(user, JSONResponse):
+        return user
+    try:
+        return await _complete(request, body, user)
+    except _RequestError as exc:
+        return openai_error(exc.status, str(exc), code=exc.code, param=exc.param)
+    except BudgetError as exc:
+        return openai_error(400, str(exc), code="context_length_exceeded", param="messages")
+    except _UpstreamFailed as exc:
+        return JSONResponse(_error_body(str(exc), "upstream_error", "upstream_error"), status_code=502)
+    except ProviderError as exc:
+        return JSONResponse(_provider_error(exc), status_code=502)
+    except UserError as exc:
+        return openai_error(422, str(exc), code="invalid_value")
+    except Exception as exc:  # never a traceback
+        log.exception("OpenAI-compatible completion failed")
+        return openai_error(
+            500,
+            f"internal error ({type(exc).__name__}); nothing already stored was lost",
+            code="internal_error",
+        )
+
+
+async def _complete(request: Request, body: ChatCompletionRequest, user: str) -> Response:
+    store: Store = request.app.state.store
+    engine: ChatEngine = request.app.state.engine
+    sessions = _sessions(request)
+    systems = [m for m in body.messages if m.role in ("system", "developer")]
+    conversation = [m.to_openai() for m in body.messages if m.role not in ("system", "developer")]
+    if not conversation:
+        raise _RequestError(
+            400, "messages holds only system messages; send a user message", "invalid_value", "messages"
+        )
+    system = "\n\n".join(t for t in (_text(m.content) for m in systems) if t.strip()) or None
+    tools = [t.model_dump() for t in body.tools or ()]
+    max_tokens = body.max_completion_tokens or body.max_tokens
+    budget = _budget(engine, max_tokens)
+    key = session_key(request, body)
+    prepared = await anyio.to_thread.run_sync(
+        lambda: _prepare(sessions, store, user, key, conversation, system=system, tools=tools, budget=budget)
+    )
+    pack = prepared.pack
+    tool_choice: str | None = None
+    if isinstance(body.tool_choice, str):
+        tool_choice = body.tool_choice
+    elif body.tool_choice is not None:
+        tool_choice = "required"
+    upstream = ModelRequest(
+        messages=pack.messages,
+        tools=pack.tools,
+        model=engine.model,
+        max_tokens=max_tokens or budget.reserve or None,
+        temperature=body.temperature,
+        tool_choice=tool_choice if pack.tools else None,
+    )
+    headers = {
+        SESSION_HEADER: key,
+        PACK_TOKENS_HEADER: str(pack.report.total_tokens),
+        "X-Tierwise-Chat": prepared.chat_id,
+    }
+    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    created = int(time.time())
+    name = model_name(engine)
+    stream = engine.provider.stream(upstream)
+    seen: list[Event] = []
+
+    async def finish(events: Sequence[Event]) -> tuple[ModelResponse, dict[str, int]]:
+        response = await collect(_replay(events))
+        usage = _usage(response.usage, pack, response)
+        await anyio.to_thread.run_sync(
+            lambda: _finish(sessions, key, prepared, response, usage["total_tokens"])
+        )
+        return response, usage
+
+    if not body.stream:
+        try:
+            async for event in stream:
+                seen.append(event)
+        except ProviderError:
+            raise
+        except TierwiseError as exc:
+            raise _UpstreamFailed(f"the upstream model failed: {exc}") from exc
+        finally:
+            await aclose(stream)
+        response, usage = await finish(seen)
+        choice = {
+            "index": 0,
+            "message": response.message(),
+            "finish_reason": _finish_reason(response),
+            "logprobs": None,
+        }
+        completion = {
+            "id": completion_id,
+            "object": "chat.completion",
+            "created": created,
+            "model": response.model or name,
+            "choices": [choice],
+            "usage": usage,
+        }
+        return JSONResponse(completion, headers=headers)
+
+    # Wait for the first output before answering, so an upstream failure is still a 502.
+    try:
+        async for event in stream:
+            seen.append(event)
+            if is_output(event):
+                break
+    except ProviderError:
+        await aclose(stream)
+        raise
+    except TierwiseError as exc:
+        await aclose(stream)
+        raise _UpstreamFailed(f"the upstream model failed: {exc}") from exc
+    except BaseException:
+        await aclose(stream)
+        raise
+    include_usage = bool(body.stream_options and body.stream_options.include_usage)
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None, model: str = name) -> str:
+        payload = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+        }
+        return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
+
+    async def all_events(first: list[Event]) -> AsyncIterator[Event]:
+        for event in first:
+            yield event
+        async for event in stream:
+            seen.append(event)
+            yield event
+
+    async def events() -> AsyncIterator[str]:
+        streamed_calls = False
+        complete_calls: list[ToolCall] = []
+        done: Done | None = None
+        yield chunk({"role": "assistant", "content": ""})
+        try:
+            async for event in all_events(list(seen)):
+                if isinstance(event, TextDelta) and event.text:
+                    yield chunk({"content": event.text})
+                elif isinstance(event, ToolCallDelta):
+                    streamed_calls = True
+                    piece: dict[str, Any] = {"index": event.index}
+                    function: dict[str, Any] = {"arguments": event.arguments_delta}
+                    if event.id:
+                        piece["id"], piece["type"] = event.id, "function"
+                    if event.name:
+                        function["name"] = event.name
+                    piece["function"] = function
+                    yield chunk({"tool_calls": [piece]})
+                elif isinstance(event, ToolCall):
+                    complete_calls.append(event)
+                elif isinstance(event, Done):
+                    done = event
+        except TierwiseError as exc:  # the stream had started: an error chunk, nothing stored
+            yield f"data: {json.dumps(_upstream_error(exc))}\n\n"
+            yield "data: [DONE]\n\n"
+            return
+        finally:
+            await aclose(stream)
+        if not streamed_calls:  # a provider that sends only complete calls
+            for index, whole in enumerate(complete_calls):
+                fn = {"name": whole.name, "arguments": whole.arguments}
+                call = {"index": index, "id": whole.id, "type": "function", "function": fn}
+                yield chunk({"tool_calls": [call]})
+        response, usage = await finish(seen)
+        model = (done.model if done else "") or name
+        yield chunk({}, _finish_reason(response), model)
+        if include_usage:
+            payload = {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [],
+                "usage": usage,
+            }
+            yield f"data: {json.dumps(payload)}\n\n"
+        yield "data: [DONE]\n\n"
+
+    return StreamingResponse(
+        events(),
+        media_type="text/event-stream",
+        headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False)
+async def unknown(path: str) -> Response:
+    """Anything else under ``/v1``: an OpenAI-shaped 404."""
+    return openai_error(404, f"unknown endpoint /v1/{path}", code="unknown_url")
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+async def _replay(events: Sequence[Event]) -> AsyncIterator[Event]:
+    for event in events:
+        yield event
+
+
+def _finish_reason(response: ModelResponse) -> str:
+    reason = response.finish_reason
+    if reason in ("stop", "length", "tool_calls", "content_filter", "function_call"):
+        return reason
+    return "tool_calls" if response.tool_calls else "stop"
+
+
+def _usage(usage: Usage | None, pack: Pack, response: ModelResponse) -> dict[str, int]:
+    if usage is not None:
+        return {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        }
+    from tierwise.tokens import get_counter
+
+    counter = get_counter()
+    prompt = pack.report.total_tokens
+    completion = counter.count(response.text) + sum(
+        counter.count(call.name) + counter.count(call.arguments) for call in response.tool_calls
+    )
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
