@@ -543,6 +543,23 @@ def bench_disclosure_command(
         raise _fail(str(exc)) from None
 
 
+@bench_app.command("proxy")
+def bench_proxy_command(
+    clients: Annotated[int, typer.Option(help="Concurrent streaming clients.")] = 50,
+    requests: Annotated[int, typer.Option(help="Requests per client at most.")] = 20,
+    seconds: Annotated[float, typer.Option(help="Stop starting requests after this many seconds.")] = 120,
+    out: Annotated[
+        Path | None, typer.Option(help="Also write JSON here (e.g. bench/results/proxy.json).")
+    ] = None,
+) -> None:
+    """Load the OpenAI-compatible proxy on loopback (fake upstream): requests/s and added latency."""
+    from tierwise.bench.proxy import run
+
+    if clients < 1 or requests < 1 or seconds <= 0:
+        raise _fail("--clients and --requests must be at least 1, --seconds above 0")
+    run(clients=clients, requests=requests, seconds=seconds, out=out)
+
+
 def _workspace_commands() -> None:
     from tierwise.cli_workspace import workspace_app
 
