@@ -23,6 +23,8 @@ from tierwise.packing import Pack, Packer, conversation_layers, parse_conversati
 from tierwise.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
 
 if TYPE_CHECKING:
+    from tierwise.chat.engine import ChatEngine
+    from tierwise.providers import Provider
     from tierwise.store import Store
 
 # Plain one-paragraph usage errors instead of rich panels: they read well in logs and CI.
@@ -243,19 +245,8 @@ def chat_command(
     import asyncio
 
     from tierwise.chat import terminal
-    from tierwise.workspace.app import ensure_sample
 
-    store = _open_store(db)
-    try:
-        user = terminal.local_user(store)
-        if session is not None:
-            _check_session(store, user, session)
-        provider = terminal.make_provider(model)
-        engine = terminal.make_engine(store, provider, window=budget)
-        loaded = ensure_sample(store, user) if session is None else None
-    except UserError as exc:
-        store.close()
-        raise _fail(str(exc)) from None
+    store, user, provider, engine, loaded = _assistant(db, model, budget, session)
     console = Console()
     if loaded:
         console.print(f"[dim]{loaded}[/]")
@@ -279,6 +270,30 @@ def chat_command(
         asyncio.run(chat())
     finally:
         store.close()
+
+
+def _assistant(
+    db: str | None, model: str | None, budget: int, session: str | None = None
+) -> tuple[Store, str, Provider, ChatEngine, str | None]:
+    """The store, local user, model and engine of the reference assistant (chat and serve).
+
+    A new local user gets the sample workspace; the returned line says so. Exits 2 on bad settings.
+    """
+    from tierwise.chat import terminal
+    from tierwise.workspace.app import ensure_sample
+
+    store = _open_store(db)
+    try:
+        user = terminal.local_user(store)
+        if session is not None:
+            _check_session(store, user, session)
+        provider = terminal.make_provider(model)
+        engine = terminal.make_engine(store, provider, window=budget)
+        loaded = ensure_sample(store, user) if session is None else None
+    except UserError as exc:
+        store.close()
+        raise _fail(str(exc)) from None
+    return store, user, provider, engine, loaded
 
 
 @app.command("serve")
@@ -306,10 +321,8 @@ def serve_command(
 
     import uvicorn
 
-    from tierwise.chat import terminal
     from tierwise.server import create_app
     from tierwise.server.auth import rate_limit_from_env
-    from tierwise.workspace.app import ensure_sample
 
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -322,16 +335,11 @@ def serve_command(
         )
     if not 0 < port < 65536:
         raise _fail(f"--port {port} is not a port; use 1-65535")
-    store = _open_store(db)
     try:
-        user = terminal.local_user(store)
-        provider = terminal.make_provider(model)
-        engine = terminal.make_engine(store, provider, window=budget)
-        loaded = ensure_sample(store, user)
         rate_limit = rate_limit_from_env()
     except UserError as exc:
-        store.close()
         raise _fail(str(exc)) from None
+    store, _, _, engine, loaded = _assistant(db, model, budget)
     if loaded:
         typer.echo(loaded)
     typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")
