@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tierwise.server.threaded import free_port
+
 # CI runs every property with at least 1,000 examples, derandomized so a failure reproduces.
 settings.register_profile(
     "ci",
@@ -131,9 +133,7 @@ def postgresql_url() -> Iterator[str]:
         if done.returncode != 0:
             pytest.fail(f"initdb failed: {done.stderr.strip()}", pytrace=False)
         for _attempt in range(3):  # a free port can be taken before the server binds it
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", 0))
-                port = probe.getsockname()[1]
+            port = free_port()
             options = f"-k {root} -h 127.0.0.1 -p {port} -F -c full_page_writes=off -c synchronous_commit=off"
             done = run(bindir / "pg_ctl", "-D", data, "-l", log, "-o", options, "-w", "-t", "60", "start")
             if done.returncode == 0:

@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +22,7 @@ from tierwise.chat.engine import ChatEngine
 from tierwise.providers import TextDelta
 from tierwise.providers.testing import Script, ScriptedModel, tool_call
 from tierwise.server import create_app
+from tierwise.server.threaded import free_port, serve_in_thread
 from tierwise.store import Store
 from tierwise.tools import tool
 
@@ -81,25 +80,11 @@ def list_tasks(limit: int = 20) -> list[str]:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, ScriptedModel]]:
-    import uvicorn
-
     store = Store.open(f"sqlite:///{tmp_path / 'ui.db'}")
     model = ScriptedModel()
     engine = ChatEngine(store, model, tools=[list_tasks], budget=Budget(window=8_000, reserve=500))
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(store, engine), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", model
-    server.should_exit = True
-    thread.join(10)
+    with serve_in_thread(create_app(store, engine)) as base:
+        yield base, model
     store.close()
 
 
@@ -159,9 +144,7 @@ def test_tierwise_serve_chats_with_the_offline_assistant(browser: Any, tmp_path:
     import sys
     import urllib.request
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     child = subprocess.Popen(
         [
             sys.executable,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tierwise.cli import app
+from tierwise.server.threaded import free_port
 
 RUNNER = CliRunner()
 
@@ -29,9 +29,7 @@ def test_serve_refuses_a_public_address_and_bad_ports() -> None:
 
 
 def test_serve_answers_on_loopback(tmp_path: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     db = f"sqlite:///{tmp_path / 'serve.db'}"
     child = subprocess.Popen(
         [sys.executable, "-m", "tierwise.cli", "serve", "--port", str(port), "--db", db],
