@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tierwise.bench.proxy import run
+from tierwise.bench.proxy import Pace, run
 
 
 def test_a_small_load_run(tmp_path: Path) -> None:
@@ -14,11 +14,12 @@ def test_a_small_load_run(tmp_path: Path) -> None:
         clients=3,
         requests=2,
         seconds=30,
-        chunks=3,
-        delay_ms=1,
+        paces={"tiny": Pace(first_ms=1, chunks=3, gap_ms=1)},
         out=tmp_path / "p.json",
         console=Console(quiet=True),
     )
-    assert result["requests"] == 6 and result["requests_per_s"] > 0
-    assert 0 <= result["added_ms"]["p50"] <= result["added_ms"]["p99"]
+    for server in ("tierwise", "passthrough"):
+        figures = result["runs"]["tiny"][server]
+        assert figures["requests"] == 6 and figures["failed"] == 0 and figures["requests_per_s"] > 0
+        assert 0 <= figures["added_ms"]["p50"] <= figures["added_ms"]["p99"] <= figures["added_ms"]["max"]
     assert (tmp_path / "p.json").exists()

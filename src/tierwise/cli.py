@@ -555,17 +555,27 @@ def bench_disclosure_command(
 def bench_proxy_command(
     clients: Annotated[int, typer.Option(help="Concurrent streaming clients.")] = 50,
     requests: Annotated[int, typer.Option(help="Requests per client at most.")] = 20,
-    seconds: Annotated[float, typer.Option(help="Stop starting requests after this many seconds.")] = 120,
+    seconds: Annotated[
+        float, typer.Option(help="Per run: stop starting requests after this many seconds.")
+    ] = 60,
+    pace: Annotated[
+        list[str] | None,
+        typer.Option(help="Upstream pace: model (~0.8 s an answer) or stress (38 ms); repeat for both."),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Also write JSON here (e.g. bench/results/proxy.json).")
     ] = None,
 ) -> None:
-    """Load the OpenAI-compatible proxy on loopback (fake upstream): requests/s and added latency."""
-    from tierwise.bench.proxy import run
+    """Load the OpenAI-compatible proxy on loopback (fake upstream) beside a bare passthrough peer."""
+    from tierwise.bench.proxy import PACES, run
 
     if clients < 1 or requests < 1 or seconds <= 0:
         raise _fail("--clients and --requests must be at least 1, --seconds above 0")
-    run(clients=clients, requests=requests, seconds=seconds, out=out)
+    unknown = sorted(set(pace or ()) - set(PACES))
+    if unknown:
+        raise _fail(f"unknown --pace {', '.join(unknown)}; use {' or '.join(PACES)}")
+    paces = {name: PACES[name] for name in pace} if pace else None
+    run(clients=clients, requests=requests, seconds=seconds, paces=paces, out=out)
 
 
 def _workspace_commands() -> None:

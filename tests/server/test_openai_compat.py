@@ -58,10 +58,18 @@ class Service:
         async with self.http() as http:
             yield openai.AsyncOpenAI(base_url="http://test/v1", api_key="x", http_client=http, max_retries=0)
 
-    def api_chats(self, context_type: str = "api") -> list[Any]:
+    async def settled(self) -> None:
+        """Wait for the answers still being stored (the endpoint stores them after answering)."""
+        sessions = getattr(self.app.state, "openai_sessions", None)
+        if sessions is not None:
+            await sessions.drain()
+
+    async def api_chats(self, context_type: str = "api") -> list[Any]:
+        await self.settled()
         return self.store.list_chats(self.user, context_type=context_type)
 
-    def stored(self, chat_id: str) -> list[dict[str, Any]]:
+    async def stored(self, chat_id: str) -> list[dict[str, Any]]:
+        await self.settled()
         return [dict(m.message) for m in self.store.list_messages(self.user, chat_id)]
 
 
@@ -116,8 +124,8 @@ async def test_streamed_completion_of_a_300_message_conversation_fits_the_budget
     assert request.messages[0]["role"] == "system" and "planning assistant" in request.messages[0]["content"]
     assert request.messages[-1] == {"role": "user", "content": "Which venue was cheapest?"}
     assert len(request.messages) > 3  # memory's context came along, not just the question
-    (chat,) = svc.api_chats()
-    stored = svc.stored(chat.id)
+    (chat,) = await svc.api_chats()
+    stored = await svc.stored(chat.id)
     assert len(stored) == 301  # 300 client messages (no system) + the answer
     assert all(m["role"] != "system" for m in stored)
     assert stored[-1]["content"] == text
@@ -140,9 +148,9 @@ async def test_non_stream_completion_and_second_request_stores_only_new_messages
         assert first.choices[0].message.content == "Hello Maya."
         assert first.choices[0].finish_reason == "stop"
         assert first.usage is not None and first.usage.prompt_tokens > 0
-        (chat,) = svc.api_chats()
+        (chat,) = await svc.api_chats()
         assert chat.entity_id == "maya-1"
-        assert [m["content"] for m in svc.stored(chat.id)] == ["Hi, I'm Maya.", "Hello Maya."]
+        assert [m["content"] for m in await svc.stored(chat.id)] == ["Hi, I'm Maya.", "Hello Maya."]
 
         history += [
             {"role": "assistant", "content": "Hello Maya."},
@@ -154,9 +162,9 @@ async def test_non_stream_completion_and_second_request_stores_only_new_messages
             extra_headers={"X-Tierwise-Session": "maya-1"},
         )
     assert second.choices[0].message.content == "You asked about Lisbon."
-    (same,) = svc.api_chats()
+    (same,) = await svc.api_chats()
     assert same.id == chat.id
-    stored = svc.stored(chat.id)
+    stored = await svc.stored(chat.id)
     assert [m["content"] for m in stored] == [
         "Hi, I'm Maya.",
         "Hello Maya.",
@@ -174,10 +182,10 @@ async def test_a_diverging_history_starts_a_fresh_chat(store: Store) -> None:
             await client.chat.completions.create(
                 model="m", messages=[{"role": "user", "content": content}], user="session-x"
             )
-    (current,) = svc.api_chats()
-    (retired,) = svc.api_chats("api-superseded")
-    assert [m["content"] for m in svc.stored(current.id)] == ["Edited first question", "Two."]
-    assert [m["content"] for m in svc.stored(retired.id)] == ["First question", "One."]
+    (current,) = await svc.api_chats()
+    (retired,) = await svc.api_chats("api-superseded")
+    assert [m["content"] for m in await svc.stored(current.id)] == ["Edited first question", "Two."]
+    assert [m["content"] for m in await svc.stored(retired.id)] == ["First question", "One."]
 
 
 async def test_tool_calls_are_streamed_back_not_executed(store: Store) -> None:
@@ -232,8 +240,8 @@ async def test_tool_calls_are_streamed_back_not_executed(store: Store) -> None:
     assert answer.choices[0].message.content == "It is sunny in Lisbon."
     sent = model.requests[1].messages
     assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
-    (chat,) = svc.api_chats()
-    assert [m["role"] for m in svc.stored(chat.id)] == ["user", "assistant", "tool", "assistant"]
+    (chat,) = await svc.api_chats()
+    assert [m["role"] for m in await svc.stored(chat.id)] == ["user", "assistant", "tool", "assistant"]
 
 
 async def test_non_stream_tool_call(store: Store) -> None:
@@ -359,5 +367,82 @@ async def test_a_failure_mid_stream_is_an_error_chunk(store: Store) -> None:
             async for chunk in stream:
                 seen.append(chunk.choices[0].delta.content or "")
     assert "".join(seen) == "Partial "
-    (chat,) = svc.api_chats()
-    assert [m["role"] for m in svc.stored(chat.id)] == ["user"]  # no half answer stored
+    (chat,) = await svc.api_chats()
+    assert [m["role"] for m in await svc.stored(chat.id)] == ["user"]  # no half answer stored
+
+
+# -- the answer is stored after it is delivered --------------------------------------------------
+
+
+async def test_the_answer_is_stored_after_delivery_and_the_next_request_waits_for_it(store: Store) -> None:
+    model = ScriptedModel("One.", "Two.")
+    svc = service(store, model)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
+    async with svc.http() as http:
+        first = await http.post(
+            "/v1/chat/completions",
+            json={"messages": history, "stream": True},
+            headers={"X-Tierwise-Session": "s"},
+        )
+        assert first.status_code == 200 and "data: [DONE]" in first.text
+        # The client sends the next request at once: it must not store the answer a second time.
+        history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "Second?"}]
+        second = await http.post(
+            "/v1/chat/completions", json={"messages": history}, headers={"X-Tierwise-Session": "s"}
+        )
+    assert second.json()["choices"][0]["message"]["content"] == "Two."
+    (chat,) = await svc.api_chats()
+    assert [m["content"] for m in await svc.stored(chat.id)] == ["First?", "One.", "Second?", "Two."]
+    turns = store.list_audit(svc.user, chat_id=chat.id, event="turn")
+    assert len(turns) == 2
+    usage = turns[0].details["usage"]
+    assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
+    assert turns[0].details["source"] == "openai-compat"
+    assert len(store.list_snapshots(svc.user, chat.id)) == 2
+    assert store.get_chat(svc.user, chat.id).total_tokens_used == sum(
+        t.details["usage"]["prompt_tokens"] + t.details["usage"]["completion_tokens"] for t in turns
+    )
+
+
+async def test_a_session_whose_chat_was_deleted_starts_a_new_chat(store: Store) -> None:
+    svc = service(store, ScriptedModel("One.", "Again."))
+    history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
+    async with svc.http() as http:
+        await http.post(
+            "/v1/chat/completions", json={"messages": history}, headers={"X-Tierwise-Session": "d"}
+        )
+        (chat,) = await svc.api_chats()
+        gone = await http.delete(f"/api/chats/{chat.id}")
+        assert gone.status_code == 204
+        history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "Still there?"}]
+        again = await http.post(
+            "/v1/chat/completions", json={"messages": history}, headers={"X-Tierwise-Session": "d"}
+        )
+    assert again.status_code == 200, again.text
+    (fresh,) = await svc.api_chats()
+    assert fresh.id != chat.id
+    assert [m["content"] for m in await svc.stored(fresh.id)] == ["First?", "One.", "Still there?", "Again."]
+
+
+async def test_the_cost_guard_refuses_a_session_over_its_limit_with_429(store: Store) -> None:
+    from tierwise.chat.costguard import CostGuard, Limits, MemoryLedger
+
+    model = ScriptedModel("One.", "Never sent.")
+    engine = ChatEngine(
+        store,
+        model,
+        budget=Budget(window=4_000, reserve=500),
+        guard=CostGuard(Limits(session_tokens=10), MemoryLedger()),
+    )
+    app = create_app(store, engine)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        first = await http.post("/v1/chat/completions", json={"messages": history})
+        assert first.status_code == 200
+        await app.state.openai_sessions.drain()
+        history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "More?"}]
+        refused = await http.post("/v1/chat/completions", json={"messages": history})
+    assert refused.status_code == 429
+    error = refused.json()["error"]
+    assert error["code"] == "insufficient_quota" and "not sent" in error["message"]
+    assert len(model.requests) == 1  # the refused request never reached the upstream

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -266,6 +267,7 @@ class ChatEngine:
         self.max_result_tokens = max_result_tokens
         self.tool_strategies = tuple(tool_strategies)
         self._chats: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
     # -- public ------------------------------------------------------------------------------------
@@ -279,18 +281,21 @@ class ChatEngine:
         return self._load(user_id, chat_id)[0]
 
     def _load(self, user_id: str, chat_id: str) -> tuple[ChatMemory, Chat]:
+        # Called on the event loop (turns) and from worker threads (the OpenAI-compatible endpoint).
         key = (user_id, chat_id)
         chat = self.store.get_chat(user_id, chat_id)
-        cached = self._chats.get(key)
-        if cached is not None and len(cached.memory.turns) == chat.message_count:
-            self._chats.move_to_end(key)
-            return cached, chat
+        with self._cache_lock:
+            cached = self._chats.get(key)
+            if cached is not None and len(cached.memory.turns) == chat.message_count:
+                self._chats.move_to_end(key)
+                return cached, chat
         loaded = ChatMemory.load(
             self.store, user_id, chat_id, self.memory_factory(StoreBlobs(self.store, user_id))
         )
-        self._chats[key] = loaded
-        while len(self._chats) > _MAX_CACHED_CHATS:
-            self._chats.popitem(last=False)
+        with self._cache_lock:
+            self._chats[key] = loaded
+            while len(self._chats) > _MAX_CACHED_CHATS:
+                self._chats.popitem(last=False)
         return loaded, chat
 
     def is_running(self, user_id: str, chat_id: str) -> bool:

@@ -5,26 +5,22 @@ tierwise's packed context: the client sends its whole conversation on every requ
 stores it in a chat, packs it under the engine's budget and forwards the pack to the upstream model
 (``engine.provider``), streaming the answer back in OpenAI's format.
 
-Choices, in short:
+Choices, in short (sessions, storage and the current turn: :mod:`tierwise.server.openai_sessions`):
 
 - **Session**: the header ``X-Tierwise-Session``, else the body's ``user``, else a key derived from
-  the sha256 of the first two messages (the first system message and the first other message, so
-  the key stays the same as the conversation grows). Each session is one chat of the request's
-  user (``context_type="api"``, ``entity_id`` the key, hashed when longer than 128 characters).
-- **Storage**: only messages not stored yet are added (system messages are never stored: they are
-  the pack's ``system``). If the client's history *diverges* from what is stored (it is shorter, or
-  an earlier message differs — an edit or a regenerate), the old chat is retired (its
-  ``context_type`` becomes ``api-superseded``; nothing is deleted) and a fresh chat starts for the
-  session, so stored history is never rewritten or corrupted.
+  the conversation's first system message and first other message. Each session is one chat of the
+  request's user (``context_type="api"``); a diverging history retires the old chat and starts anew.
 - **Current turn**: the last user message and everything after it (assistant tool calls and the
-  client's tool results); memory packs everything before it.
+  client's tool results); memory packs everything before it, in the cost guard's pruning band.
 - **Model**: the upstream model is always used (``engine.model`` or the provider's default); the
   request's ``model`` is accepted and ignored. Responses name the model that answered.
 - **Tools** are the client's: they are packed (and counted), and the model's tool calls are streamed
   back, never executed. A ``tool_choice`` naming one function is forwarded as ``"required"``.
 - **Budget**: ``engine.budget``; a ``max_tokens`` above its reserve reserves that many instead.
-- The assistant's answer is stored only when the stream completed; a failed or abandoned stream
-  stores nothing, so a retry with the same history carries on cleanly.
+- The answer is stored only when the stream completed, and *after* the client has it (``[DONE]``
+  first, then one commit off the client's path); a failed or abandoned stream stores nothing, so a
+  retry with the same history carries on cleanly. The cost guard refuses a session over its limits
+  with 429 ``insufficient_quota``.
 
 Errors are OpenAI-shaped (``{"error": {"message", "type", "code", "param"}}``): 400 for a body that
 is not JSON, lacks a required field or does not fit the budget, 422 for invalid values, 404 for an
@@ -34,15 +30,12 @@ had already started).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -51,11 +44,9 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tierwise.budget import Budget
+from tierwise.chat.costguard import BudgetExceeded
 from tierwise.chat.engine import ChatEngine
 from tierwise.errors import BudgetError, TierwiseError, UserError
-from tierwise.memory.compaction import CompactionEvent
-from tierwise.memory.persist import ChatMemory
-from tierwise.packing.report import Pack
 from tierwise.providers.base import (
     Done,
     Event,
@@ -64,14 +55,13 @@ from tierwise.providers.base import (
     TextDelta,
     ToolCall,
     ToolCallDelta,
-    Usage,
     aclose,
     collect,
     is_output,
 )
 from tierwise.providers.errors import ProviderError
 from tierwise.server.app import ApiError
-from tierwise.store import Store
+from tierwise.server.openai_sessions import Sessions, Spent, session_key, text_of
 
 __all__ = ["ChatCompletionRequest", "router"]
 
@@ -81,10 +71,6 @@ router = APIRouter(prefix="/v1", tags=["openai"])
 
 SESSION_HEADER = "X-Tierwise-Session"
 PACK_TOKENS_HEADER = "X-Tierwise-Pack-Tokens"
-CONTEXT_TYPE = "api"
-RETIRED_CONTEXT_TYPE = "api-superseded"
-_MAX_ENTITY_ID = 128
-_MAX_CACHED = 64
 
 
 # -- the request -------------------------------------------------------------------------------
@@ -233,148 +219,16 @@ def _upstream_error(exc: TierwiseError) -> dict[str, Any]:
     return _error_body(f"the upstream model failed: {exc}", "upstream_error", "upstream_error")
 
 
-# -- sessions and memory -----------------------------------------------------------------------
+# -- sessions --------------------------------------------------------------------------------
 
 
-def session_key(request: Request, body: ChatCompletionRequest) -> str:
-    """The session: the header, else the body's ``user``, else derived from the first two messages."""
-    header = (request.headers.get(SESSION_HEADER) or "").strip()
-    if header:
-        return header
-    if body.user and body.user.strip():
-        return body.user.strip()
-    # The first system message and the first other one: both stay put as the conversation grows
-    # (the literal first two messages would change when a system-less chat gets its first answer).
-    system = next((m for m in body.messages if m.role in ("system", "developer")), None)
-    opening = next((m for m in body.messages if m.role not in ("system", "developer")), None)
-    first = [[m.role, m.content] if m is not None else None for m in (system, opening)]
-    digest = hashlib.sha256(json.dumps(first, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-    return f"auto-{digest[:32]}"
-
-
-def entity_id(key: str) -> str:
-    """The chat's ``entity_id`` for a session key (hashed when long or unprintable)."""
-    if len(key) <= _MAX_ENTITY_ID and key.isprintable():
-        return key
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        texts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
-        return "\n".join(t for t in texts if isinstance(t, str))
-    return content if isinstance(content, str) else ""
-
-
-def _fingerprint(message: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What must match between a stored message and the client's copy of it.
-
-    A tool result's content is not compared (memory may keep a large one as a blob reference).
-    """
-    role = message.get("role")
-    if role == "tool":
-        return (role, message.get("tool_call_id"))
-    calls = tuple(
-        (c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
-        for c in message.get("tool_calls") or ()
-        if isinstance(c, Mapping)
-    )
-    return (role, _text(message.get("content")).strip(), calls)
-
-
-@dataclass
-class _Prepared:
-    memory: ChatMemory
-    chat_id: str
-    pack: Pack
-    compaction: list[CompactionEvent]
-    added: int
-
-
-class _Sessions:
-    """Per-session locks and a small cache of loaded chat memories (one per app)."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[tuple[str, str], threading.Lock] = {}
-        self.memories: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
-
-    def lock(self, user: str, key: str) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault((user, key), threading.Lock())
-
-    def load(self, store: Store, user: str, chat_id: str, message_count: int) -> ChatMemory:
-        with self._guard:
-            cached = self.memories.get((user, chat_id))
-        if cached is not None and len(cached.memory.messages) == message_count:
-            return cached
-        loaded = ChatMemory.load(store, user, chat_id)
-        with self._guard:
-            self.memories[(user, chat_id)] = loaded
-            while len(self.memories) > _MAX_CACHED:
-                self.memories.popitem(last=False)
-        return loaded
-
-
-def _sessions(request: Request) -> _Sessions:
+def _sessions(request: Request) -> Sessions:
     state = request.app.state
     sessions = getattr(state, "openai_sessions", None)
     if sessions is None:
-        sessions = state.openai_sessions = _Sessions()
-    assert isinstance(sessions, _Sessions)
+        sessions = state.openai_sessions = Sessions(state.engine)
+    assert isinstance(sessions, Sessions)
     return sessions
-
-
-def _prepare(
-    sessions: _Sessions,
-    store: Store,
-    user: str,
-    key: str,
-    conversation: list[dict[str, Any]],
-    *,
-    system: str | None,
-    tools: list[dict[str, Any]],
-    budget: Budget,
-) -> _Prepared:
-    """Find (or start) the session's chat, store the new messages, pack the current turn."""
-    entity = entity_id(key)
-    with sessions.lock(user, key):
-        found = store.list_chats(user, context_type=CONTEXT_TYPE, entity_id=entity, limit=1)
-        memory: ChatMemory | None = None
-        if found:
-            memory = sessions.load(store, user, found[0].id, found[0].message_count)
-            stored = memory.memory.messages
-            if len(stored) > len(conversation) or any(
-                _fingerprint(a) != _fingerprint(b) for a, b in zip(stored, conversation, strict=False)
-            ):
-                log.info("session %s diverged from chat %s: starting a fresh chat", key, found[0].id)
-                store.update_chat(user, found[0].id, context_type=RETIRED_CONTEXT_TYPE)
-                memory = None
-        if memory is None:
-            title = f"API {key[:60]}"
-            chat = store.create_chat(user, title=title, context_type=CONTEXT_TYPE, entity_id=entity)
-            memory = sessions.load(store, user, chat.id, 0)
-        start = len(memory.memory.messages)
-        with store.batch():
-            for message in conversation[start:]:
-                memory.add(message)
-        messages = memory.memory.messages
-        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-        upto = users[-1] if users else len(messages) - 1
-        before = len(memory.memory.events)
-        pack = memory.pack(budget, messages[upto:], system=system, tools=tools, upto=upto, record=False)
-        compaction = list(memory.memory.events[before:])
-        return _Prepared(memory, memory.chat_id, pack, compaction, len(conversation) - start)
-
-
-def _finish(sessions: _Sessions, key: str, prepared: _Prepared, response: ModelResponse, tokens: int) -> None:
-    """Store the answer, the pack's audit and the tokens used."""
-    chat = prepared.memory
-    with sessions.lock(chat.user_id, key), chat.store.batch():
-        chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
-        chat.record(prepared.pack, prepared.compaction)
-        if tokens:
-            chat.store.add_tokens_used(chat.user_id, chat.chat_id, tokens)
 
 
 # -- routes ------------------------------------------------------------------------------------
@@ -460,6 +314,8 @@ async def chat_completions(request: Request) -> Response:
         return await _complete(request, body, user)
     except _RequestError as exc:
         return openai_error(exc.status, str(exc), code=exc.code, param=exc.param)
+    except BudgetExceeded as exc:
+        return openai_error(429, f"{exc} (the request was not sent)", code="insufficient_quota")
     except BudgetError as exc:
         return openai_error(400, str(exc), code="context_length_exceeded", param="messages")
     except _UpstreamFailed as exc:
@@ -478,7 +334,6 @@ async def chat_completions(request: Request) -> Response:
 
 
 async def _complete(request: Request, body: ChatCompletionRequest, user: str) -> Response:
-    store: Store = request.app.state.store
     engine: ChatEngine = request.app.state.engine
     sessions = _sessions(request)
     systems = [m for m in body.messages if m.role in ("system", "developer")]
@@ -487,13 +342,18 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         raise _RequestError(
             400, "messages holds only system messages; send a user message", "invalid_value", "messages"
         )
-    system = "\n\n".join(t for t in (_text(m.content) for m in systems) if t.strip()) or None
+    system = "\n\n".join(t for t in (text_of(m.content) for m in systems) if t.strip()) or None
     tools = [t.model_dump() for t in body.tools or ()]
     max_tokens = body.max_completion_tokens or body.max_tokens
     budget = _budget(engine, max_tokens)
-    key = session_key(request, body)
+    key = session_key(
+        request.headers.get(SESSION_HEADER),
+        body.user,
+        [{"role": m.role, "content": m.content} for m in body.messages],
+    )
+    await sessions.wait(user, key)  # the session's previous answer is stored first
     prepared = await anyio.to_thread.run_sync(
-        lambda: _prepare(sessions, store, user, key, conversation, system=system, tools=tools, budget=budget)
+        lambda: sessions.prepare(user, key, conversation, system=system, tools=tools, budget=budget)
     )
     pack = prepared.pack
     tool_choice: str | None = None
@@ -520,13 +380,12 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
     stream = engine.provider.stream(upstream)
     seen: list[Event] = []
 
-    async def finish(events: Sequence[Event]) -> tuple[ModelResponse, dict[str, int]]:
+    async def finish(events: Sequence[Event]) -> tuple[ModelResponse, Spent]:
+        """The answer and its usage; storing them is left to run after the client has them."""
         response = await collect(_replay(events))
-        usage = _usage(response.usage, pack, response)
-        await anyio.to_thread.run_sync(
-            lambda: _finish(sessions, key, prepared, response, usage["total_tokens"])
-        )
-        return response, usage
+        spent = sessions.spent(response.usage, prepared, response)
+        sessions.finish_later(prepared, response, spent)
+        return response, spent
 
     if not body.stream:
         try:
@@ -538,7 +397,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
             raise _UpstreamFailed(f"the upstream model failed: {exc}") from exc
         finally:
             await aclose(stream)
-        response, usage = await finish(seen)
+        response, spent = await finish(seen)
         choice = {
             "index": 0,
             "message": response.message(),
@@ -551,7 +410,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
             "created": created,
             "model": response.model or name,
             "choices": [choice],
-            "usage": usage,
+            "usage": spent.openai(),
         }
         return JSONResponse(completion, headers=headers)
 
@@ -623,7 +482,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
                 fn = {"name": whole.name, "arguments": whole.arguments}
                 call = {"index": index, "id": whole.id, "type": "function", "function": fn}
                 yield chunk({"tool_calls": [call]})
-        response, usage = await finish(seen)
+        response, spent = await finish(seen)
         model = (done.model if done else "") or name
         yield chunk({}, _finish_reason(response), model)
         if include_usage:
@@ -633,7 +492,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
                 "created": created,
                 "model": model,
                 "choices": [],
-                "usage": usage,
+                "usage": spent.openai(),
             }
             yield f"data: {json.dumps(payload)}\n\n"
         yield "data: [DONE]\n\n"
@@ -664,20 +523,3 @@ def _finish_reason(response: ModelResponse) -> str:
     if reason in ("stop", "length", "tool_calls", "content_filter", "function_call"):
         return reason
     return "tool_calls" if response.tool_calls else "stop"
-
-
-def _usage(usage: Usage | None, pack: Pack, response: ModelResponse) -> dict[str, int]:
-    if usage is not None:
-        return {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "total_tokens": usage.total_tokens,
-        }
-    from tierwise.tokens import get_counter
-
-    counter = get_counter()
-    prompt = pack.report.total_tokens
-    completion = counter.count(response.text) + sum(
-        counter.count(call.name) + counter.count(call.arguments) for call in response.tool_calls
-    )
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}

@@ -51,6 +51,9 @@ class StoreBase:
             if current is None:  # the batch's first write opens its transaction
                 current = self._batch.session = self._writer()
                 current.begin()
+            if not self._batch.savepoints:
+                yield current
+                return
             with current.begin_nested():  # a savepoint: a failed call leaves the batch usable
                 yield current
             return
@@ -69,13 +72,14 @@ class StoreBase:
             yield session
 
     @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self, *, savepoints: bool = True) -> Iterator[None]:
         """Make every write in the block one transaction: one commit instead of one per call.
 
         The writes become visible together when the block ends; if the block raises, none is kept.
         Batches nest (an inner batch joins the outer one); reads in the block see the batch's writes.
-        Each call in the block is a savepoint, so one that fails (and is caught) leaves the rest. A
-        batch that writes nothing costs nothing.
+        Each call in the block is a savepoint, so one that fails (and is caught) leaves the rest;
+        ``savepoints=False`` saves two statements a call for blocks that catch no store error (a
+        failed call then fails the whole batch). A batch that writes nothing costs nothing.
 
         Example:
             >>> from tierwise.store import Store
@@ -89,7 +93,7 @@ class StoreBase:
         if getattr(self._batch, "open", False):
             yield
             return
-        self._batch.open, self._batch.session = True, None
+        self._batch.open, self._batch.session, self._batch.savepoints = True, None, savepoints
         try:
             yield
         except BaseException:

@@ -21,6 +21,11 @@ from tierwise.store.records import AuditRecord, BlobInfo, BlobRef, Snapshot, Sto
 
 __all__ = ["ArtifactsMixin"]
 
+# Prepared Core INSERTs for the rows written on every turn: the ORM's unit of work (and an ownership
+# read first) cost more than the write. The foreign keys check ownership instead.
+_INSERT_SNAPSHOT = sa.insert(models.ContextSnapshot.__table__)  # type: ignore[arg-type]
+_INSERT_AUDIT = sa.insert(models.AuditEntry.__table__)  # type: ignore[arg-type]
+
 
 class ArtifactsMixin(StoreBase):
     """Segments, blobs, snapshots and audit entries of one user."""
@@ -240,9 +245,10 @@ class ArtifactsMixin(StoreBase):
             created_at=at or models.utcnow(),
         )
         with self._write() as session:
-            self._chat(session, user_id, chat_id)
-            session.add(row)
-            session.flush()
+            try:
+                session.execute(_INSERT_SNAPSHOT, _columns(row))
+            except sa.exc.IntegrityError:  # the (chat, user) foreign key: not this user's chat
+                raise NotFoundError("chat", chat_id, user_id) from None
             return Snapshot.of(row)
 
     def list_snapshots(self, user_id: str, chat_id: str, *, limit: int | None = None) -> list[Snapshot]:
@@ -289,9 +295,10 @@ class ArtifactsMixin(StoreBase):
             created_at=models.utcnow(),
         )
         with self._write() as session:
-            self._user(session, user_id)
-            session.add(row)
-            session.flush()
+            try:
+                session.execute(_INSERT_AUDIT, _columns(row))
+            except sa.exc.IntegrityError:  # the user foreign key
+                raise NotFoundError("user", user_id, user_id) from None
             return AuditRecord.of(row)
 
     def list_audit(
@@ -314,3 +321,8 @@ class ArtifactsMixin(StoreBase):
             query = query.limit(check_count("limit", limit))
         with self._read() as session:
             return [AuditRecord.of(row) for row in session.scalars(query)]
+
+
+def _columns(row: models.Base) -> dict[str, Any]:
+    """A new (unsaved) row's column values, for a Core ``INSERT``."""
+    return {column.key: getattr(row, column.key) for column in row.__table__.columns}

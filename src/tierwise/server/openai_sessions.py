@@ -1,0 +1,353 @@
+"""Sessions of the OpenAI-compatible endpoint: which chat a request continues, what it stores, and when.
+
+An OpenAI client sends its whole conversation on every request. tierwise keeps it as a chat of the
+request's user (``context_type="api"``) and, per request:
+
+1. **finds the chat** — the session's chat id is remembered in the process, so a known session costs
+   no lookup; an unknown one is found by ``entity_id`` (the session key) or created;
+2. **stores what is new** — only messages not stored yet; if the client's history *diverges* from the
+   stored one (shorter, or an earlier message differs: an edit or a regenerate), the old chat is
+   retired (``context_type="api-superseded"``, nothing deleted) and a fresh one starts, so stored
+   history is never rewritten;
+3. **packs the current turn** (the last user message and what follows it) with memory under the
+   budget, in the cost guard's pruning band;
+4. after the answer has been **delivered**, stores it with the pack's audit and snapshot, the turn's
+   usage and spend, in one commit (:meth:`Sessions.finish_later`). That write is off the client's
+   path; the session's next request waits for it, so the order of a session's writes never changes.
+   If the process dies in between, nothing is corrupted: the client's next request carries the
+   answer in its history and it is stored then.
+
+The chat memory is the chat engine's (:meth:`ChatEngine.chat_memory`), so a session's chat is one
+object whether the web UI or the endpoint touches it, and is kept between requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from tierwise.budget import Budget, band_for_health
+from tierwise.chat.engine import ChatEngine
+from tierwise.memory.compaction import CompactionEvent
+from tierwise.memory.persist import ChatMemory
+from tierwise.packing.report import Pack
+from tierwise.providers.base import ModelResponse, Usage
+from tierwise.providers.pricing import cost
+from tierwise.store.errors import NotFoundError
+
+__all__ = [
+    "CONTEXT_TYPE",
+    "RETIRED_CONTEXT_TYPE",
+    "Prepared",
+    "Sessions",
+    "Spent",
+    "entity_id",
+    "session_key",
+    "text_of",
+]
+
+log = logging.getLogger(__name__)
+
+CONTEXT_TYPE = "api"
+RETIRED_CONTEXT_TYPE = "api-superseded"
+_MAX_ENTITY_ID = 128
+_MAX_REMEMBERED = 10_000
+
+
+def session_key(header: str | None, user: str | None, messages: Sequence[Mapping[str, Any]]) -> str:
+    """The session: the header, else the body's ``user``, else derived from the conversation's start.
+
+    The derived key hashes the first system message and the first other one: both stay put as the
+    conversation grows (the literal first two messages would change when a system-less chat gets its
+    first answer).
+    """
+    if header and header.strip():
+        return header.strip()
+    if user and user.strip():
+        return user.strip()
+    system = next((m for m in messages if m.get("role") in ("system", "developer")), None)
+    opening = next((m for m in messages if m.get("role") not in ("system", "developer")), None)
+    first = [[m.get("role"), m.get("content")] if m is not None else None for m in (system, opening)]
+    digest = hashlib.sha256(json.dumps(first, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return f"auto-{digest[:32]}"
+
+
+def entity_id(key: str) -> str:
+    """The chat's ``entity_id`` for a session key (hashed when long or unprintable)."""
+    if len(key) <= _MAX_ENTITY_ID and key.isprintable():
+        return key
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def text_of(content: Any) -> str:
+    """A message content's text (the text parts of a list content)."""
+    if isinstance(content, list):
+        texts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return content if isinstance(content, str) else ""
+
+
+def _fingerprint(message: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What must match between a stored message and the client's copy of it.
+
+    A tool result's content is not compared (memory may keep a large one as a blob reference).
+    """
+    role = message.get("role")
+    if role == "tool":
+        return (role, message.get("tool_call_id"))
+    calls = tuple(
+        (c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
+        for c in message.get("tool_calls") or ()
+        if isinstance(c, Mapping)
+    )
+    return (role, text_of(message.get("content")).strip(), calls)
+
+
+def _diverged(stored: Sequence[Mapping[str, Any]], conversation: Sequence[Mapping[str, Any]]) -> bool:
+    return len(stored) > len(conversation) or any(
+        _fingerprint(a) != _fingerprint(b) for a, b in zip(stored, conversation, strict=False)
+    )
+
+
+@dataclass
+class Prepared:
+    """A request's chat, its pack and what packing compacted; ``added`` messages were stored."""
+
+    key: str
+    memory: ChatMemory
+    pack: Pack
+    compaction: list[CompactionEvent]
+    added: int
+
+    @property
+    def chat_id(self) -> str:
+        """The session's chat."""
+        return self.memory.chat_id
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What an answer used: OpenAI's usage figures and the dollars (``known`` when the model is priced)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    dollars: float
+    known: bool
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def openai(self) -> dict[str, int]:
+        """OpenAI's ``usage`` object."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+class Sessions:
+    """The endpoint's sessions in one app: chat ids, per-session locks, answers still being stored.
+
+    :meth:`prepare` and :meth:`finish` run in worker threads (they touch the store and pack);
+    :meth:`wait` and :meth:`finish_later` run on the event loop.
+    """
+
+    def __init__(self, engine: ChatEngine) -> None:
+        self.engine = engine
+        self.store = engine.store
+        self._guard = threading.Lock()
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        self._chats: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._pending: dict[tuple[str, str], asyncio.Task[None]] = {}
+
+    # -- on the event loop -------------------------------------------------------------------------
+
+    async def wait(self, user: str, key: str) -> None:
+        """Wait until the session's previous answer is stored (if it still is being stored)."""
+        pending = self._pending.get((user, key))
+        if pending is not None:
+            await asyncio.shield(pending)
+
+    def finish_later(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
+        """Store the answer and the turn's records in a worker thread, after the caller has answered.
+
+        The session's next request waits for it (:meth:`wait`); a failure is logged, never raised
+        (the client already has the answer, and will send it back with its next request).
+        """
+        slot = (prepared.memory.user_id, prepared.key)
+
+        async def store() -> None:
+            try:
+                await anyio.to_thread.run_sync(lambda: self.finish(prepared, response, spent))
+            except Exception:
+                log.exception("storing the answer of session %s failed", prepared.key)
+            finally:
+                if self._pending.get(slot) is task:
+                    del self._pending[slot]
+
+        task = asyncio.get_running_loop().create_task(store())
+        self._pending[slot] = task
+
+    async def drain(self) -> None:
+        """Wait for every answer still being stored (on shutdown)."""
+        pending = list(self._pending.values())
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    # -- in worker threads ---------------------------------------------------------------------------
+
+    def lock(self, user: str, key: str) -> threading.Lock:
+        """The session's lock (requests of one session touch its chat one at a time)."""
+        with self._guard:
+            return self._locks.setdefault((user, key), threading.Lock())
+
+    def prepare(
+        self,
+        user: str,
+        key: str,
+        conversation: list[dict[str, Any]],
+        *,
+        system: str | None,
+        tools: list[dict[str, Any]],
+        budget: Budget,
+    ) -> Prepared:
+        """Find (or start) the session's chat, store the new messages, pack the current turn.
+
+        Raises:
+            BudgetExceeded: the cost guard refuses the turn (nothing is stored).
+        """
+        with self.lock(user, key):
+            try:
+                return self._prepare(user, key, conversation, system=system, tools=tools, budget=budget)
+            except NotFoundError:  # the remembered chat was deleted meanwhile: find or start another
+                self._forget(user, key)
+                return self._prepare(user, key, conversation, system=system, tools=tools, budget=budget)
+
+    def _remembered(self, user: str, key: str) -> str | None:
+        with self._guard:
+            chat_id = self._chats.get((user, key))
+            if chat_id is not None:
+                self._chats.move_to_end((user, key))
+            return chat_id
+
+    def _remember(self, user: str, key: str, chat_id: str) -> None:
+        with self._guard:
+            self._chats[(user, key)] = chat_id
+            while len(self._chats) > _MAX_REMEMBERED:
+                self._chats.popitem(last=False)
+
+    def _forget(self, user: str, key: str) -> None:
+        with self._guard:
+            self._chats.pop((user, key), None)
+
+    def _chat(self, user: str, key: str, conversation: list[dict[str, Any]]) -> ChatMemory:
+        chat_id = self._remembered(user, key)
+        if chat_id is None:
+            found = self.store.list_chats(user, context_type=CONTEXT_TYPE, entity_id=entity_id(key), limit=1)
+            chat_id = found[0].id if found else None
+        memory = self.engine.chat_memory(user, chat_id) if chat_id is not None else None
+        if memory is not None and _diverged(memory.memory.messages, conversation):
+            log.info("session %s diverged from chat %s: starting a fresh chat", key, memory.chat_id)
+            self.store.update_chat(user, memory.chat_id, context_type=RETIRED_CONTEXT_TYPE)
+            memory = None
+        if memory is None:
+            chat = self.store.create_chat(
+                user, title=f"API {key[:60]}", context_type=CONTEXT_TYPE, entity_id=entity_id(key)
+            )
+            memory = self.engine.chat_memory(user, chat.id)
+        self._remember(user, key, memory.chat_id)
+        return memory
+
+    def _prepare(
+        self,
+        user: str,
+        key: str,
+        conversation: list[dict[str, Any]],
+        *,
+        system: str | None,
+        tools: list[dict[str, Any]],
+        budget: Budget,
+    ) -> Prepared:
+        memory = self._chat(user, key, conversation)
+        guard = self.engine.guard
+        health = band = None
+        if guard is not None:
+            guard.check(user, memory.chat_id)
+            health = guard.health(user, memory.chat_id)
+            band = band_for_health(health, guard.bands) if health is not None else None
+        start = len(memory.memory.messages)
+        with self.store.batch(savepoints=False):  # no store error is caught inside
+            for message in conversation[start:]:
+                memory.add(message)
+        messages = memory.memory.messages
+        users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+        upto = users[-1] if users else len(messages) - 1
+        before = len(memory.memory.events)
+        pack = memory.pack(
+            budget,
+            messages[upto:],
+            system=system,
+            tools=tools,
+            upto=upto,
+            band=band,
+            health=health,
+            record=False,  # recorded with the answer, after it is delivered
+        )
+        compaction = list(memory.memory.events[before:])
+        return Prepared(key, memory, pack, compaction, len(conversation) - start)
+
+    def spent(self, usage: Usage | None, prepared: Prepared, response: ModelResponse) -> Spent:
+        """The answer's usage: the upstream's figures, else counted; priced with the engine's prices."""
+        if usage is None:
+            counter = prepared.memory.memory.counter
+            completion = counter.count(response.text) + sum(
+                counter.count(call.name) + counter.count(call.arguments) for call in response.tool_calls
+            )
+            prompt = prepared.pack.report.total_tokens
+            usage = Usage(prompt, completion, prompt + completion)
+        model = response.model or self.engine.model or self.engine.provider.model or ""
+        priced = cost(usage, model, prices=self.engine.prices)
+        return Spent(usage.prompt_tokens, usage.completion_tokens, priced.dollars, priced.known)
+
+    def finish(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
+        """Store the answer, the pack's audit and snapshot, the turn's usage and spend: one commit."""
+        chat, store, guard = prepared.memory, self.store, self.engine.guard
+        user, chat_id = chat.user_id, chat.chat_id
+        with self.lock(user, prepared.key), store.batch(savepoints=False):
+            chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
+            chat.memory.maintain()  # summaries of closed segments, index rebuilds: between requests
+            chat.record(prepared.pack, prepared.compaction)
+            store.add_tokens_used(user, chat_id, spent.total_tokens)
+            if guard is not None:
+                guard.record(user, chat_id, tokens=spent.total_tokens, dollars=spent.dollars)
+            store.audit(
+                user,
+                "turn",
+                chat_id=chat_id,
+                checksum=prepared.pack.report.checksum,
+                details={
+                    "source": "openai-compat",
+                    "reason": response.finish_reason or "stop",
+                    "steps": 1,
+                    "model": response.model,
+                    "messages_added": prepared.added + 1,
+                    "usage": {
+                        "prompt_tokens": spent.prompt_tokens,
+                        "completion_tokens": spent.completion_tokens,
+                        "dollars": round(spent.dollars, 6),
+                        "price_known": spent.known,
+                    },
+                },
+            )
