@@ -43,6 +43,14 @@ def store() -> Iterator[Store]:
     opened.close()
 
 
+@pytest.fixture
+def backend_store(store_url: str) -> Iterator[Store]:
+    """A store on each backend (SQLite file: sessions work inline; PostgreSQL: in worker threads)."""
+    opened = Store.open(store_url)
+    yield opened
+    opened.close()
+
+
 class Service:
     def __init__(self, store: Store, provider: Provider, budget: Budget) -> None:
         self.store = store
@@ -374,7 +382,10 @@ async def test_a_failure_mid_stream_is_an_error_chunk(store: Store) -> None:
 # -- the answer is stored after it is delivered --------------------------------------------------
 
 
-async def test_the_answer_is_stored_after_delivery_and_the_next_request_waits_for_it(store: Store) -> None:
+async def test_the_answer_is_stored_after_delivery_and_the_next_request_waits_for_it(
+    backend_store: Store,
+) -> None:
+    store = backend_store
     model = ScriptedModel("One.", "Two.")
     svc = service(store, model)
     history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
@@ -391,6 +402,7 @@ async def test_the_answer_is_stored_after_delivery_and_the_next_request_waits_fo
             "/v1/chat/completions", json={"messages": history}, headers={"X-Tierwise-Session": "s"}
         )
     assert second.json()["choices"][0]["message"]["content"] == "Two."
+    assert svc.app.state.openai_sessions.inline == (store.engine.dialect.name == "sqlite")
     (chat,) = await svc.api_chats()
     assert [m["content"] for m in await svc.stored(chat.id)] == ["First?", "One.", "Second?", "Two."]
     turns = store.list_audit(svc.user, chat_id=chat.id, event="turn")
@@ -404,8 +416,8 @@ async def test_the_answer_is_stored_after_delivery_and_the_next_request_waits_fo
     )
 
 
-async def test_a_session_whose_chat_was_deleted_starts_a_new_chat(store: Store) -> None:
-    svc = service(store, ScriptedModel("One.", "Again."))
+async def test_a_session_whose_chat_was_deleted_starts_a_new_chat(backend_store: Store) -> None:
+    svc = service(backend_store, ScriptedModel("One.", "Again."))
     history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
     async with svc.http() as http:
         await http.post(

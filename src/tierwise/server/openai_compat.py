@@ -38,7 +38,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
-import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -352,7 +351,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         [{"role": m.role, "content": m.content} for m in body.messages],
     )
     await sessions.wait(user, key)  # the session's previous answer is stored first
-    prepared = await anyio.to_thread.run_sync(
+    prepared = await sessions.run(
         lambda: sessions.prepare(user, key, conversation, system=system, tools=tools, budget=budget)
     )
     pack = prepared.pack
