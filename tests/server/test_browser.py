@@ -1,4 +1,5 @@
-"""The web UI in headless Chromium (Playwright for Python, Debian's chromium): chat, stream, stop, dashboard.
+"""The web UI in headless Chromium (Playwright for Python, Debian's chromium): chat, stream, stop, dashboard,
+chats on a project or task, rename, delete, usage.
 
 The browser comes from Debian (``/usr/bin/chromium``); if it is missing, the test setup installs it
 with apt-get (as root). Screenshots go to ``$TIERWISE_ARTIFACTS`` (default ``test-artifacts/``).
@@ -19,12 +20,15 @@ import pytest
 
 from tierwise.budget import Budget
 from tierwise.chat.engine import ChatEngine
+from tierwise.chat.terminal import local_user
 from tierwise.providers import TextDelta
+from tierwise.providers.pricing import Price
 from tierwise.providers.testing import Script, ScriptedModel, tool_call
 from tierwise.server import create_app
 from tierwise.server.threaded import free_port, serve_in_thread
 from tierwise.store import Store
 from tierwise.tools import tool
+from tierwise.workspace.repository import Workspace
 
 ARTIFACTS = Path(os.environ.get("TIERWISE_ARTIFACTS", "test-artifacts"))
 FLAGS = [
@@ -187,3 +191,119 @@ def test_tierwise_serve_chats_with_the_offline_assistant(browser: Any, tmp_path:
     finally:
         child.terminate()
         child.communicate(timeout=10)
+
+
+@pytest.fixture
+def served_workspace(tmp_path: Path) -> Iterator[tuple[str, ScriptedModel]]:
+    """The app with a priced model and a workspace: project "Offsite 2026" with two open tasks."""
+    store = Store.open(f"sqlite:///{tmp_path / 'ws.db'}")
+    user = local_user(store)
+    ws = Workspace(store)
+    project = ws.create_project(user, name="Offsite 2026")
+    ws.create_project(user, name="Garden shed")
+    ws.create_task(user, title="Book the venue", project_id=project["id"], priority="high")
+    ws.create_task(user, title="Send invites", project_id=project["id"])
+    model = ScriptedModel(model="priced-model")
+    engine = ChatEngine(
+        store,
+        model,
+        tools=[list_tasks],
+        budget=Budget(window=8_000, reserve=500),
+        prices={"priced-model": Price(input=2.0, output=10.0)},
+    )
+    with serve_in_thread(create_app(store, engine)) as base:
+        yield base, model
+    store.close()
+
+
+def test_chat_on_a_project_rename_delete_and_usage(
+    browser: Any, served_workspace: tuple[str, ScriptedModel]
+) -> None:
+    url, model = served_workspace
+    model.enqueue("The venue is the one open item.", "Booked.")
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url)
+    page.locator("#messages li.empty").wait_for()
+    assert page.locator("#chat-actions").is_hidden()
+
+    # New chat on… a project, by keyboard: filter, arrow down, Enter, then the whole project.
+    page.keyboard.press("Alt+p")
+    page.locator("#picker").wait_for(state="visible")
+    page.locator("#picker-list button", has_text="Garden shed").wait_for()
+    page.get_by_label("Filter").fill("offsite")
+    page.locator("#picker-list button", has_text="Offsite 2026").wait_for()
+    page.wait_for_function("document.querySelectorAll('#picker-list button').length === 1")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.locator("#picker-list button", has_text="Book the venue").wait_for()
+    _shot(page, "picker-tasks")
+    page.keyboard.press("ArrowDown")  # "The whole project"
+    page.keyboard.press("Enter")
+    page.locator("#chat-context", has_text="Project · Offsite 2026").wait_for()
+    assert page.locator("#picker").is_hidden()
+    assert "Offsite 2026" in page.locator("#chat-list li").first.inner_text()
+
+    page.get_by_label("Message").fill("What is open for the offsite?")
+    page.keyboard.press("Enter")
+    page.locator("#messages li.assistant", has_text="one open item").wait_for(timeout=10_000)
+    page.locator("#send").wait_for(state="visible", timeout=10_000)
+    page.locator("#usage dt", has_text="Cost").wait_for(timeout=10_000)
+    usage = page.locator("#usage").inner_text()
+    assert "prompt" in usage and "$0.0" in usage and "1 model call" in usage and "priced-model" in usage
+    page.locator("#month-usage", has_text="This month:").wait_for()
+    assert "tokens" in page.locator("#month-usage").inner_text()
+    _shot(page, "chat-on-project-usage")
+
+    # A second chat, on a task, by mouse.
+    page.get_by_role("button", name="New chat on a project or task").click()
+    page.locator("#picker-list button", has_text="Offsite 2026").click()
+    page.locator("#picker-list button", has_text="Send invites").click()
+    page.locator("#chat-context", has_text="Task · Send invites (Offsite 2026)").wait_for()
+    page.locator("#chat-list a[aria-current='true'] .where", has_text="Task · Send invites").wait_for()
+    assert page.locator("#chat-list li").count() == 2
+
+    # Rename: F2, Esc cancels; F2, type, Enter saves.
+    page.keyboard.press("F2")
+    page.get_by_label("Chat title").fill("never saved")
+    page.keyboard.press("Escape")
+    assert (
+        page.locator("#chat-title").is_visible()
+        and "never saved" not in page.locator("#chat-title").inner_text()
+    )
+    page.keyboard.press("F2")
+    page.get_by_label("Chat title").fill("Invites <b>plan</b>")
+    page.keyboard.press("Enter")
+    page.locator("#chat-title", has_text="Invites <b>plan</b>").wait_for()  # shown as text, not markup
+    page.locator("#chat-list a[aria-current='true']", has_text="Invites <b>plan</b>").wait_for()
+    assert page.locator("#chat-list b").count() == 0
+    _shot(page, "chat-renamed")
+
+    # Delete with a confirm step: Keep has the focus; Esc cancels; Delete removes and opens the other chat.
+    page.get_by_role("button", name="Delete", exact=True).click()
+    page.locator("#delete-confirm").wait_for(state="visible")
+    assert page.evaluate("document.activeElement.id") == "delete-no"
+    page.keyboard.press("Escape")
+    assert page.locator("#delete-confirm").is_hidden() and page.locator("#chat-list li").count() == 2
+    page.locator("#delete").click()
+    _shot(page, "chat-delete-confirm")
+    page.locator("#delete-yes").click()
+    page.locator("#chat-context", has_text="Project · Offsite 2026").wait_for()
+    page.wait_for_function("document.querySelectorAll('#chat-list li').length === 1")
+    assert "Invites" not in page.locator("#chat-list").inner_text()
+    page.locator("#messages li.assistant", has_text="one open item").wait_for()
+    page.wait_for_function("document.activeElement.id === 'input'")
+
+    page.locator("#delete").click()
+    page.locator("#delete-yes").click()
+    page.locator("#messages li.empty").wait_for()
+    page.wait_for_function("document.activeElement.id === 'input'")  # back to the composer
+    assert page.locator("#chat-list li").count() == 0
+    assert page.locator("#chat-title").inner_text() == "New chat"
+    assert page.locator("#chat-actions").is_hidden()
+    _shot(page, "chat-deleted-empty")
+
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    phone.goto(url)
+    phone.get_by_role("button", name="New chat on a project or task").click()
+    phone.locator("#picker-list button", has_text="Offsite 2026").wait_for()
+    _shot(phone, "phone-picker")

@@ -10,9 +10,11 @@ turn already running, 422 a value that is not valid, 429 over the rate limit (wi
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -51,6 +53,18 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Load the tokenizer before the first request (not during it); store pending answers at exit."""
+    from tierwise.tokens import get_counter
+
+    await anyio.to_thread.run_sync(lambda: get_counter().count("warm up"))
+    yield
+    sessions = getattr(app.state, "openai_sessions", None)
+    if sessions is not None:  # answers the OpenAI-compatible endpoint has sent but not stored yet
+        await sessions.drain()
+
+
 def create_app(
     store: Store,
     engine: ChatEngine,
@@ -71,10 +85,15 @@ def create_app(
             429 with ``Retry-After`` beyond it); ``None``: no limit.
     """
     from tierwise.chat.terminal import local_user
-    from tierwise.server import chats, openai_compat, workspace_routes
+    from tierwise.server import chats, openai_compat, usage, workspace_routes
     from tierwise.server.web import mount_web
 
-    app = FastAPI(title="tierwise", version="0.1.0", description="A context engine for LLM applications.")
+    app = FastAPI(
+        title="tierwise",
+        version="0.1.0",
+        description="A context engine for LLM applications.",
+        lifespan=_lifespan,
+    )
     app.state.store, app.state.engine, app.state.stops = store, engine, {}
     default_user = local_user(store)
     app.state.user_of = user_of or (lambda request: default_user)
@@ -130,5 +149,6 @@ def create_app(
     app.include_router(chats.router)
     app.include_router(openai_compat.router)
     app.include_router(workspace_routes.router)
+    app.include_router(usage.router)
     mount_web(app)
     return app

@@ -1,5 +1,9 @@
 """Chat routes: create, list, rename, delete; post a message and stream the turn; stop; read back.
 
+A chat is opened global, on the calendar, or on one of the user's projects or tasks (checked, see
+:mod:`tierwise.server.chat_context`); every chat returned carries a ``context`` naming that project
+or task. The list leaves out retired OpenAI-compatible sessions unless asked for them.
+
 ``POST /api/chats/{id}/messages`` answers with server-sent events, one per turn event: the SSE
 ``event`` is the event's ``type`` (``text``, ``tool_call_start``, ``tool_call_complete``, ``notice``,
 ``usage``, ``error``, ``done``) and ``data`` its JSON (``TurnEvent.to_dict()``). The stream always
@@ -20,6 +24,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from tierwise.chat.engine import ChatEngine
 from tierwise.server.app import ApiError
+from tierwise.server.chat_context import RETIRED, check_location, describe
 from tierwise.store import Store
 
 __all__ = ["router"]
@@ -27,6 +32,7 @@ __all__ = ["router"]
 router = APIRouter(prefix="/api")
 
 ContextType = Literal["global", "project", "task", "calendar"]
+"""The locations a client may open a chat on (``api`` chats are the OpenAI-compatible endpoint's)."""
 
 
 class NewChat(BaseModel):
@@ -66,35 +72,57 @@ def _json(value: Any) -> Any:
 
 @router.post("/chats", status_code=201)
 def create_chat(body: NewChat, request: Request) -> Any:
-    """Create a chat."""
+    """Create a chat: global, on the calendar, or on one of the user's projects or tasks.
+
+    A project or task chat needs ``entity_id``, the id of one of the user's projects or tasks
+    (another user's is a 404 like an unknown one); a global or calendar chat takes none.
+    """
     store, _, user = _ctx(request)
-    if body.context_type in ("project", "task") and not body.entity_id:
-        raise ApiError(422, f"a {body.context_type} chat needs entity_id (the {body.context_type}'s id)")
-    chat = store.create_chat(user, context_type=body.context_type, entity_id=body.entity_id)
+    entity = body.entity_id.strip() if body.entity_id else None
+    check_location(store, user, body.context_type, entity)
+    chat = store.create_chat(user, context_type=body.context_type, entity_id=entity)
     if body.title and body.title.strip():
         chat = store.rename_chat(user, chat.id, body.title.strip())
-    return _json(chat)
+    return describe(store, user, [chat])[0]
 
 
 @router.get("/chats")
-def list_chats(request: Request, limit: Annotated[int, Query(ge=1, le=500)] = 100) -> Any:
-    """The user's chats, most recent first."""
+def list_chats(
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    context_type: Annotated[str | None, Query(max_length=64)] = None,
+    entity_id: Annotated[str | None, Query(max_length=128)] = None,
+    include_superseded: bool = False,
+) -> Any:
+    """The user's chats, most recent first, each with its ``context`` (type, entity and its name).
+
+    Retired OpenAI-compatible sessions (``api-superseded``) are left out unless
+    ``include_superseded`` is true or ``context_type`` asks for them.
+    """
     store, _, user = _ctx(request)
-    return {"chats": _json(store.list_chats(user, limit=limit))}
+    hidden = () if include_superseded or context_type == RETIRED else (RETIRED,)
+    found = store.list_chats(
+        user, context_type=context_type, entity_id=entity_id, limit=limit, exclude_context_types=hidden
+    )
+    return {"chats": describe(store, user, found)}
 
 
 @router.get("/chats/{chat_id}")
 def get_chat(chat_id: str, request: Request) -> Any:
-    """One chat."""
+    """One chat, with its ``context`` and whether a turn is running."""
     store, engine, user = _ctx(request)
-    return {**_json(store.get_chat(user, chat_id)), "running": engine.is_running(user, chat_id)}
+    chat = describe(store, user, [store.get_chat(user, chat_id)])[0]
+    return {**chat, "running": engine.is_running(user, chat_id)}
 
 
 @router.patch("/chats/{chat_id}")
 def rename_chat(chat_id: str, body: Rename, request: Request) -> Any:
     """Rename a chat."""
     store, _, user = _ctx(request)
-    return _json(store.rename_chat(user, chat_id, body.title.strip()))
+    title = body.title.strip()
+    if not title:
+        raise ApiError(422, "the title is empty; send some text")
+    return describe(store, user, [store.rename_chat(user, chat_id, title)])[0]
 
 
 @router.delete("/chats/{chat_id}", status_code=204)

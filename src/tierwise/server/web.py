@@ -1,9 +1,13 @@
 """The web chat and context dashboard: static files served by the app, no build step.
 
-``/`` is the chat (chat list, streamed answers with tool calls as they run, a stop button, titles);
-the dashboard beside it reads ``/api/context/status`` and ``/api/chats/{id}/context``: the budget bar
-coloured by health, the breakdown by layer, tokens per turn, the last pack's layers with what was
-truncated or dropped and why, and compaction events. Plain HTML, CSS and JavaScript in ``static/``.
+``/`` is the chat (chat list with each chat's project or task, streamed answers with tool calls as
+they run, a stop button, titles); "New chat on…" (Alt+P) picks a project, one of its open tasks or
+the calendar; the open chat can be renamed in place (F2; Enter saves, Esc cancels) or deleted after a
+confirm step; the sidebar's foot shows the month's tokens and dollars (``/api/usage``). The dashboard
+beside it reads ``/api/context/status``, ``/api/chats/{id}/context`` and ``/api/chats/{id}/usage``:
+the budget bar coloured by health, the chat's tokens, cost, turns and model calls, the breakdown by
+layer, tokens per turn, the last pack's layers with what was truncated or dropped and why, and
+compaction events. Plain HTML, CSS and JavaScript in ``static/``.
 """
 
 from __future__ import annotations

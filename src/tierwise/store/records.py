@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
+
 from tierwise.store import models
 
 __all__ = [
@@ -62,8 +64,8 @@ class Chat:
     updated_at: datetime
 
     @classmethod
-    def of(cls, row: models.Chat) -> Chat:
-        """The record of a row."""
+    def of(cls, row: models.Chat | sa.Row[Any]) -> Chat:
+        """The record of a row (a mapped object, or a Core row of the chats table)."""
         return cls(
             row.id,
             row.user_id,

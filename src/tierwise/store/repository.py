@@ -20,7 +20,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -42,6 +42,7 @@ from tierwise.store.checks import (
 from tierwise.store.engine import create_engine, migrate_engine
 from tierwise.store.errors import NotFoundError
 from tierwise.store.records import Chat, StoredMessage, ToolCallRecord, User
+from tierwise.store.usage import UsageMixin
 
 __all__ = ["CHAT_FIELDS", "Store"]
 
@@ -58,6 +59,18 @@ _TAKE_SEQ = (
     .values(message_count=_CHAT.c.message_count + 1, updated_at=sa.bindparam("b_now"))
     .returning(_CHAT.c.message_count)
 )
+_GET_CHAT = sa.select(_CHAT).where(
+    _CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user")
+)
+_ADD_TOKENS = (
+    sa.update(_CHAT)
+    .where(_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
+    .values(
+        total_tokens_used=_CHAT.c.total_tokens_used + sa.bindparam("b_tokens", type_=sa.Integer),
+        updated_at=sa.bindparam("b_now"),
+    )
+    .returning(_CHAT.c.total_tokens_used)
+)
 _MESSAGES: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
 _INSERT_MESSAGE = sa.insert(_MESSAGES)
 _FIND_MESSAGE = sa.select(_MESSAGES.c.id).where(
@@ -66,10 +79,28 @@ _FIND_MESSAGE = sa.select(_MESSAGES.c.id).where(
     _MESSAGES.c.chat_id == sa.bindparam("b_chat"),
 )
 _INSERT_TOOL_CALL = sa.insert(models.ChatToolCall.__table__)  # type: ignore[arg-type]
+_OF_CHAT = (_MESSAGES.c.user_id == sa.bindparam("b_user"), _MESSAGES.c.chat_id == sa.bindparam("b_chat"))
+_ARCHIVE = (
+    sa.update(_MESSAGES)
+    .where(*_OF_CHAT, _MESSAGES.c.seq <= sa.bindparam("b_upto"), _MESSAGES.c.is_archived.is_(False))
+    .values(is_archived=True)
+)
+_COUNT_ARCHIVED = (
+    sa.update(_CHAT)
+    .where(_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
+    .values(
+        messages_archived=sa.select(sa.func.count())
+        .select_from(_MESSAGES)
+        .where(*_OF_CHAT, _MESSAGES.c.is_archived.is_(True))
+        .scalar_subquery(),
+        updated_at=sa.bindparam("b_now"),
+    )
+    .returning(_CHAT.c.id)
+)
 
 
-class Store(ArtifactsMixin):
-    """Persistent chats, messages, segments, blobs, snapshots and audit, scoped per user.
+class Store(ArtifactsMixin, UsageMixin):
+    """Persistent chats, messages, segments, blobs, snapshots, audit and spending sums, scoped per user.
 
     Build one with :meth:`open` (migrates first); use it from any thread; :meth:`close` it.
     """
@@ -160,8 +191,11 @@ class Store(ArtifactsMixin):
 
     def get_chat(self, user_id: str, chat_id: str) -> Chat:
         """The chat, or :class:`NotFoundError` if ``user_id`` has no chat ``chat_id``."""
-        with self._read() as session:
-            return Chat.of(self._chat(session, user_id, chat_id))
+        with self._read() as session:  # a prepared Core SELECT: read on every request of a session
+            row = session.execute(_GET_CHAT, {"b_chat": chat_id, "b_user": user_id}).one_or_none()
+            if row is None:
+                raise NotFoundError("chat", chat_id, user_id)
+            return Chat.of(row)
 
     def list_chats(
         self,
@@ -170,11 +204,17 @@ class Store(ArtifactsMixin):
         context_type: str | None = None,
         entity_id: str | None = None,
         limit: int | None = None,
+        exclude_context_types: Sequence[str] = (),
     ) -> list[Chat]:
-        """The user's chats, most recently updated first, optionally for one context."""
+        """The user's chats, most recently updated first, optionally for one context.
+
+        ``exclude_context_types`` leaves out chats of those types (e.g. retired API sessions).
+        """
         query = sa.select(models.Chat).where(models.Chat.user_id == user_id)
         if context_type is not None:
             query = query.where(models.Chat.context_type == context_type)
+        if exclude_context_types:
+            query = query.where(models.Chat.context_type.not_in(list(exclude_context_types)))
         if entity_id is not None:
             query = query.where(models.Chat.entity_id == entity_id)
         query = query.order_by(models.Chat.updated_at.desc(), models.Chat.id.desc())
@@ -201,15 +241,9 @@ class Store(ArtifactsMixin):
     def add_tokens_used(self, user_id: str, chat_id: str, tokens: int) -> int:
         """Add ``tokens`` to the chat's ``total_tokens_used`` in one statement; returns the new total."""
         check_count("tokens", tokens)
-        chat = models.Chat
+        params = {"b_chat": chat_id, "b_user": user_id, "b_tokens": tokens, "b_now": models.utcnow()}
         with self._write() as session:
-            total = session.execute(
-                sa.update(chat)
-                .where(chat.id == chat_id, chat.user_id == user_id)
-                .values(total_tokens_used=chat.total_tokens_used + tokens, updated_at=models.utcnow())
-                .returning(chat.total_tokens_used)
-                .execution_options(synchronize_session=False)
-            ).scalar_one_or_none()
+            total = session.execute(_ADD_TOKENS, params).scalar_one_or_none()
             if total is None:
                 raise NotFoundError("chat", chat_id, user_id)
             return int(total)
@@ -327,27 +361,11 @@ class Store(ArtifactsMixin):
         Returns:
             How many messages became archived now; ``Chat.messages_archived`` counts them all.
         """
-        msg = models.ChatMessage
-        with self._write() as session:
-            row = self._chat(session, user_id, chat_id, lock=True)
-            changed = _rowcount(
-                session.execute(
-                    sa.update(msg)
-                    .where(msg.user_id == user_id, msg.chat_id == chat_id, msg.seq <= upto_seq)
-                    .where(msg.is_archived.is_(False))
-                    .values(is_archived=True)
-                    .execution_options(synchronize_session=False)
-                )
-            )
-            row.messages_archived = (
-                session.scalar(
-                    sa.select(sa.func.count())
-                    .select_from(msg)
-                    .where(msg.user_id == user_id, msg.chat_id == chat_id, msg.is_archived.is_(True))
-                )
-                or 0
-            )
-            row.updated_at = models.utcnow()
+        params = {"b_user": user_id, "b_chat": chat_id, "b_upto": upto_seq, "b_now": models.utcnow()}
+        with self._write() as session:  # prepared Core statements: this runs on most turns
+            changed = _rowcount(session.execute(_ARCHIVE, params))
+            if session.execute(_COUNT_ARCHIVED, params).scalar_one_or_none() is None:
+                raise NotFoundError("chat", chat_id, user_id)  # nothing was changed: rolled back
             return changed
 
     def mark_in_summary(
