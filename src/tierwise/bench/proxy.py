@@ -119,6 +119,14 @@ def passthrough_app(upstream: Provider) -> FastAPI:
     return app
 
 
+def _latency(values: list[float]) -> dict[str, float]:
+    return {
+        "p50": round(_percentile(values, 0.5), 2),
+        "p99": round(_percentile(values, 0.99), 2),
+        "max": round(max(values, default=0.0), 2),
+    }
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else 0.0
@@ -130,7 +138,7 @@ async def _client(
     start_s: float,
     requests: int,
     deadline: float,
-    out: list[tuple[str, float]],
+    out: list[tuple[str, int, float]],
 ) -> None:
     history: list[dict[str, str]] = [{"role": "system", "content": "You are a concise assistant."}]
     for turn in range(10):
@@ -163,9 +171,9 @@ async def _client(
                             for choice in json.loads(line[6:]).get("choices", []):
                                 answer.append(choice.get("delta", {}).get("content") or "")
             except (httpx.HTTPError, ValueError):  # a failed request ends this client's conversation
-                out.append((question, -1.0))
+                out.append((question, n, -1.0))
                 return
-            out.append((question, time.perf_counter() - started))
+            out.append((question, n, time.perf_counter() - started))
             history += [
                 {"role": "user", "content": question},
                 {"role": "assistant", "content": "".join(answer)},
@@ -174,13 +182,13 @@ async def _client(
 
 def _load(
     base: str, clients: int, requests: int, seconds: float, spread_s: float
-) -> tuple[list[tuple[str, float]], float]:
+) -> tuple[list[tuple[str, int, float]], float]:
     """In the client process: run the clients; their (question, seconds) and the run's wall time.
 
     Client ``i`` starts ``i * spread_s / clients`` seconds in, so the clients' requests are spread
     over one upstream answer instead of arriving in lockstep (50 at once, every round).
     """
-    done: list[tuple[str, float]] = []
+    done: list[tuple[str, int, float]] = []
     # The clients are the instrument: their garbage collections (100+ ms pauses with 50 growing
     # histories) would be timed as the server's latency. The process ends with the run.
     gc.collect()
@@ -207,17 +215,19 @@ def _measure(
         spread = upstream.pace.stream_ms / 1000
         done, elapsed = pool.submit(_load, base, clients, requests, seconds, spread).result()
         cpu = time.process_time() - cpu
-    added = [(total - upstream.spent.get(question, 0.0)) * 1000 for question, total in done if total >= 0]
+    added = [
+        (n, (total - upstream.spent.get(question, 0.0)) * 1000) for question, n, total in done if total >= 0
+    ]
+    every = [ms for _, ms in added]
     return {
         "requests": len(added),
         "failed": len(done) - len(added),
         "seconds": round(elapsed, 2),
         "requests_per_s": round(len(added) / elapsed, 1) if elapsed else 0.0,
-        "added_ms": {
-            "p50": round(_percentile(added, 0.5), 2),
-            "p99": round(_percentile(added, 0.99), 2),
-            "max": round(max(added, default=0.0), 2),
-        },
+        "added_ms": _latency(every),
+        # A session's first request stores its whole history (21 messages); later ones add one.
+        "added_ms_new_session": _latency([ms for n, ms in added if n == 0]),
+        "added_ms_continuing": _latency([ms for n, ms in added if n > 0]),
         "server_cpu_ms_per_request": round(cpu * 1000 / max(len(added), 1), 2),
     }
 
@@ -262,20 +272,15 @@ def run(
 
 def _print(result: dict[str, Any], console: Console) -> None:
     table = Table(title=f"OpenAI-compatible proxy, {result['clients']} streaming clients on loopback")
-    for column in (
-        "pace",
-        "server",
-        "requests",
-        "failed",
-        "req/s",
-        "added p50 ms",
-        "added p99 ms",
-        "CPU ms/req",
-    ):
+    columns = ("pace", "server", "requests", "failed", "req/s", "added p50/p99 ms", "continuing p50/p99")
+    for column in (*columns, "new session p50/p99", "CPU ms/req"):
         table.add_column(column, justify="left" if column in ("pace", "server") else "right")
+
+    def pair(figures: dict[str, float]) -> str:
+        return f"{figures['p50']:g} / {figures['p99']:g}"
+
     for name, runs in result["runs"].items():
-        pace = runs["pace"]
-        label = f"{name} ({pace['stream_ms']:g} ms)"
+        label = f"{name} ({runs['pace']['stream_ms']:g} ms)"
         for server in ("tierwise", "passthrough"):
             r = runs[server]
             table.add_row(
@@ -284,8 +289,9 @@ def _print(result: dict[str, Any], console: Console) -> None:
                 str(r["requests"]),
                 str(r["failed"]),
                 f"{r['requests_per_s']:g}",
-                f"{r['added_ms']['p50']:g}",
-                f"{r['added_ms']['p99']:g}",
+                pair(r["added_ms"]),
+                pair(r["added_ms_continuing"]),
+                pair(r["added_ms_new_session"]),
                 f"{r['server_cpu_ms_per_request']:g}",
             )
     console.print(table)

@@ -25,6 +25,7 @@ __all__ = ["ArtifactsMixin"]
 # read first) cost more than the write. The foreign keys check ownership instead.
 _INSERT_SNAPSHOT = sa.insert(models.ContextSnapshot.__table__)  # type: ignore[arg-type]
 _INSERT_AUDIT = sa.insert(models.AuditEntry.__table__)  # type: ignore[arg-type]
+_AUDIT_COLUMNS = tuple(column.key for column in models.AuditEntry.__table__.columns)
 
 
 class ArtifactsMixin(StoreBase):
@@ -285,21 +286,16 @@ class ArtifactsMixin(StoreBase):
         check_text("event", event)
         check_text("chat_id", chat_id, optional=True)
         check_text("checksum", checksum, optional=True)
-        row = models.AuditEntry(
-            id=models.new_id(),
-            user_id=user_id,
-            chat_id=chat_id,
-            event=event,
-            checksum=checksum,
-            details=check_json("details", dict(details or {})),
-            created_at=models.utcnow(),
+        record = AuditRecord(
+            models.new_id(), user_id, chat_id, event, checksum, dict(details or {}), models.utcnow()
         )
+        check_json("details", record.details)
         with self._write() as session:
             try:
-                session.execute(_INSERT_AUDIT, _columns(row))
+                session.execute(_INSERT_AUDIT, {name: getattr(record, name) for name in _AUDIT_COLUMNS})
             except sa.exc.IntegrityError:  # the user foreign key
                 raise NotFoundError("user", user_id, user_id) from None
-            return AuditRecord.of(row)
+            return record
 
     def list_audit(
         self,

