@@ -62,6 +62,37 @@ def test_load_rebuilds_the_same_memory(store: Any) -> None:
     assert a.checksum == b.checksum
 
 
+def test_extend_stores_and_remembers_like_adding_one_by_one(store: Any) -> None:
+    s: Store = store
+    user = s.create_user("maya")
+    one, many = s.create_chat(user.id), s.create_chat(user.id)
+    history = []
+    for i in range(30):
+        history += [
+            {"role": "user", "content": f"Question {i} about topic{i % 3} and its owners?"},
+            {"role": "assistant", "content": f"Answer {i}: topic{i % 3} is on track."},
+        ]
+    by_one = ChatMemory(s, user.id, one.id)
+    for message in history:
+        by_one.add(message)
+    at_once = ChatMemory(s, user.id, many.id)
+    stored = at_once.extend(history)
+    assert [m.seq for m in stored] == list(range(60))
+    assert [m.message for m in s.list_messages(user.id, many.id)] == [
+        m.message for m in s.list_messages(user.id, one.id)
+    ]
+    assert [t.text for t in at_once.memory.turns] == [t.text for t in by_one.memory.turns]
+    assert [(g.id, g.first_seq, g.last_seq, g.summary) for g in s.list_segments(user.id, many.id)] == [
+        (g.id, g.first_seq, g.last_seq, g.summary) for g in s.list_segments(user.id, one.id)
+    ]
+    assert s.get_chat(user.id, many.id).messages_archived == s.get_chat(user.id, one.id).messages_archived
+    question = [{"role": "user", "content": "topic1?"}]
+    assert (
+        at_once.pack(Budget(window=600), question).checksum
+        == by_one.pack(Budget(window=600), question).checksum
+    )
+
+
 def test_another_users_chat_cannot_be_loaded(store: Any) -> None:
     s: Store = store
     owner, other = s.create_user("a"), s.create_user("b")

@@ -197,3 +197,21 @@ def test_the_web_ui_is_served(api: Api) -> None:
             assert (await c.get("/static/missing.js")).status_code == 404
 
     run(go())
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+def test_startup_warms_the_tokenizer_and_freezes_startup_objects_only_when_asked(freeze: bool) -> None:
+    import gc
+
+    from starlette.testclient import TestClient
+
+    store = Store.open("sqlite://")
+    engine = ChatEngine(store, ScriptedModel(), budget=Budget(window=4_000, reserve=500))
+    before = gc.get_freeze_count()
+    try:
+        with TestClient(create_app(store, engine, freeze_gc=freeze)) as client:  # runs the lifespan
+            assert client.get("/api/health").status_code == 200
+            assert (gc.get_freeze_count() > before) is freeze
+    finally:
+        gc.unfreeze()
+        store.close()

@@ -258,6 +258,30 @@ def test_seq_is_assigned_atomically_under_concurrent_appends(store: Store, alice
     assert store.get_chat(alice, chat).message_count == threads * per_thread
 
 
+def test_add_messages_appends_a_history_in_order_all_or_nothing(
+    store: Store, alice: str, bob: str, chat: str
+) -> None:
+    store.add_message(alice, chat, {"role": "user", "content": "before"}, token_count=1)
+    history = [*_tool_turn(), {"role": "user", "content": "after the tool"}]
+    stored = store.add_messages(alice, chat, history, token_counts=[3] * len(history))
+    n = len(history)
+    assert [m.seq for m in stored] == list(range(1, n + 1))
+    listed = store.list_messages(alice, chat)
+    assert [m.message for m in listed] == [{"role": "user", "content": "before"}, *history]
+    assert [m.message for m in listed[1:]] == [m.message for m in stored]
+    assert store.get_chat(alice, chat).message_count == n + 1
+    assert store.add_messages(alice, chat, [], token_counts=[]) == []
+    with pytest.raises(NotFoundError):  # another user's chat: nothing stored
+        store.add_messages(bob, chat, history, token_counts=[1] * len(history))
+    with pytest.raises(InputError, match="token counts"):
+        store.add_messages(alice, chat, history, token_counts=[1])
+    with pytest.raises(InputError):  # one bad message refuses them all
+        store.add_messages(
+            alice, chat, [{"role": "user", "content": "ok"}, {"role": "x"}], token_counts=[1, 1]
+        )
+    assert store.get_chat(alice, chat).message_count == n + 1
+
+
 def test_archive_never_deletes(store: Store, alice: str, chat: str) -> None:
     for i in range(6):
         store.add_message(alice, chat, {"role": "user", "content": f"m{i}"}, token_count=1)

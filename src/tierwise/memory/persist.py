@@ -113,6 +113,21 @@ class ChatMemory:
             self._sync()
         return stored
 
+    def extend(self, messages: Sequence[Mapping[str, Any]]) -> list[StoredMessage]:
+        """Store several messages in one write (an imported history), then remember them in order.
+
+        The same as :meth:`add` for each (tool results over the blob threshold kept as blobs), with
+        one insert for them all and memory written through once at the end.
+        """
+        compressed = [self.memory.compress(message) for message in messages]
+        counts = [self.memory.counter.count_message(message) for message in compressed]
+        with self.store.batch():
+            stored = self.store.add_messages(self.user_id, self.chat_id, compressed, token_counts=counts)
+            for row in stored:
+                self.memory.add(row.message, at=row.created_at, id=f"m{row.seq}")
+            self._sync()
+        return stored
+
     def pack(
         self,
         budget: Budget,

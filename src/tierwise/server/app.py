@@ -9,6 +9,7 @@ turn already running, 422 a value that is not valid, 429 over the rate limit (wi
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -53,12 +54,27 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
+def freeze_startup_objects() -> None:
+    """Take every object alive now out of the garbage collector's future scans (``gc.freeze``).
+
+    Imports leave ~200,000 tracked objects (functions, classes, pydantic fields) that live as long
+    as the process; a full collection walks them all and pauses every request in flight for ~100 ms
+    (measured), which became the proxy's p99. Frozen, they are never scanned again; objects made
+    later are collected as usual. For a process that serves the app (``tierwise serve``), not for
+    a library call.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Load the tokenizer before the first request (not during it); store pending answers at exit."""
     from tierwise.tokens import get_counter
 
     await anyio.to_thread.run_sync(lambda: get_counter().count("warm up"))
+    if app.state.freeze_gc:
+        freeze_startup_objects()
     yield
     sessions = getattr(app.state, "openai_sessions", None)
     if sessions is not None:  # answers the OpenAI-compatible endpoint has sent but not stored yet
@@ -72,6 +88,7 @@ def create_app(
     user_of: Callable[[Request], str] | None = None,
     require_key: bool = False,
     rate_limit: int | None = None,
+    freeze_gc: bool = False,
 ) -> FastAPI:
     """The tierwise service around ``store`` and ``engine``.
 
@@ -83,6 +100,7 @@ def create_app(
         require_key: refuse requests without an API key (401) instead of acting for the local user.
         rate_limit: requests per minute per user (a token bucket as deep as one minute's worth;
             429 with ``Retry-After`` beyond it); ``None``: no limit.
+        freeze_gc: once started, :func:`freeze_startup_objects` (for a process that only serves).
     """
     from tierwise.chat.terminal import local_user
     from tierwise.server import chats, openai_compat, usage, workspace_routes
@@ -95,6 +113,7 @@ def create_app(
         lifespan=_lifespan,
     )
     app.state.store, app.state.engine, app.state.stops = store, engine, {}
+    app.state.freeze_gc = freeze_gc
     default_user = local_user(store)
     app.state.user_of = user_of or (lambda request: default_user)
     if require_key or rate_limit is not None:

@@ -305,8 +305,10 @@ class Sessions:
             band = band_for_health(health, guard.bands) if health is not None else None
         start = len(memory.memory.messages)
         with self.store.batch(savepoints=False):  # no store error is caught inside
-            for message in conversation[start:]:
-                memory.add(message)
+            if len(conversation) - start == 1:
+                memory.add(conversation[start])
+            elif len(conversation) > start:  # a new session's history (or several new messages): one write
+                memory.extend(conversation[start:])
         messages = memory.memory.messages
         users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
         upto = users[-1] if users else len(messages) - 1

@@ -71,6 +71,15 @@ _ADD_TOKENS = (
     )
     .returning(_CHAT.c.total_tokens_used)
 )
+_TAKE_SEQS = (
+    sa.update(_CHAT)
+    .where(_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
+    .values(
+        message_count=_CHAT.c.message_count + sa.bindparam("b_n", type_=sa.Integer),
+        updated_at=sa.bindparam("b_now"),
+    )
+    .returning(_CHAT.c.message_count)
+)
 _MESSAGES: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
 _INSERT_MESSAGE = sa.insert(_MESSAGES)
 _FIND_MESSAGE = sa.select(_MESSAGES.c.id).where(
@@ -321,6 +330,68 @@ class Store(ArtifactsMixin, UsageMixin):
             # A prepared Core INSERT: the ORM's unit of work costs more than the write itself.
             session.execute(_INSERT_MESSAGE, values)
             return StoredMessage(**values)
+
+    def add_messages(
+        self,
+        user_id: str,
+        chat_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        token_counts: Sequence[int],
+        at: datetime | None = None,
+    ) -> list[StoredMessage]:
+        """Append several messages at the chat's next positions in two statements (an imported history).
+
+        Like :meth:`add_message` for each, in order, all-or-nothing.
+
+        Raises:
+            InputError: a message is not valid, or ``token_counts`` does not match ``messages``.
+            NotFoundError: ``user_id`` has no chat ``chat_id`` (nothing is stored).
+        """
+        if len(token_counts) != len(messages):
+            raise InputError(f"{len(messages)} messages but {len(token_counts)} token counts; give one each")
+        check_time("at", at)
+        rows = []
+        for message, tokens in zip(messages, token_counts, strict=True):
+            columns = message_columns(message)
+            check_count("token_count", tokens)
+            rows.append((columns, tokens))
+        if not rows:
+            return []
+        now = models.utcnow()
+        with self._write() as session:
+            taken = session.execute(
+                _TAKE_SEQS, {"b_chat": chat_id, "b_user": user_id, "b_n": len(rows), "b_now": now}
+            ).scalar_one_or_none()
+            if taken is None:
+                raise NotFoundError("chat", chat_id, user_id)
+            first = taken - len(rows)
+            values = [
+                {
+                    "id": models.new_id(),
+                    "chat_id": chat_id,
+                    "user_id": user_id,
+                    "seq": first + i,
+                    "role": None,
+                    "content": None,
+                    "content_parts": None,
+                    "name": None,
+                    "tool_calls": None,
+                    "tool_call_id": None,
+                    "extra": None,
+                    **columns,
+                    "tool_results": None,
+                    "is_archived": False,
+                    "is_in_summary": False,
+                    "segment_id": None,
+                    "token_count": tokens,
+                    "created_at": at or now,
+                    "metadata": {},
+                }
+                for i, (columns, tokens) in enumerate(rows)
+            ]
+            session.execute(_INSERT_MESSAGE, values)  # one executemany
+            return [StoredMessage(**row) for row in values]
 
     def list_messages(
         self,
