@@ -440,6 +440,14 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         }
         return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
+    # A text delta is most of a stream: its chunk is the same JSON around the text, rendered once.
+    parts = chunk({"content": "\x00"}).split(json.dumps("\x00"))
+
+    def text_chunk(text: str) -> str:
+        if len(parts) != 2:  # a model name with a NUL in it: render the whole chunk
+            return chunk({"content": text})
+        return f"{parts[0]}{json.dumps(text, ensure_ascii=False)}{parts[1]}"
+
     async def all_events(first: list[Event]) -> AsyncIterator[Event]:
         for event in first:
             yield event
@@ -455,7 +463,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         try:
             async for event in all_events(list(seen)):
                 if isinstance(event, TextDelta) and event.text:
-                    yield chunk({"content": event.text})
+                    yield text_chunk(event.text)
                 elif isinstance(event, ToolCallDelta):
                     streamed_calls = True
                     piece: dict[str, Any] = {"index": event.index}
