@@ -344,7 +344,14 @@ def serve_command(
         typer.echo(loaded)
     typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")
     try:
-        service = create_app(store, engine, require_key=require_key, rate_limit=rate_limit, freeze_gc=True)
+        service = create_app(
+            store,
+            engine,
+            require_key=require_key,
+            rate_limit=rate_limit,
+            freeze_gc=True,
+            hosts=[host, "127.0.0.1", "localhost", "::1"] if loopback else None,
+        )
         uvicorn.run(service, host=host, port=port, log_level="warning")
     finally:
         store.close()

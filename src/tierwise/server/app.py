@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -89,6 +89,7 @@ def create_app(
     require_key: bool = False,
     rate_limit: int | None = None,
     freeze_gc: bool = False,
+    hosts: Collection[str] | None = None,
 ) -> FastAPI:
     """The tierwise service around ``store`` and ``engine``.
 
@@ -101,6 +102,9 @@ def create_app(
         rate_limit: requests per minute per user (a token bucket as deep as one minute's worth;
             429 with ``Retry-After`` beyond it); ``None``: no limit.
         freeze_gc: once started, :func:`freeze_startup_objects` (for a process that only serves).
+        hosts: the names the server answers to (``Host``); in local mode (no key required) a request
+            for another name, or from another page's ``Origin``, is refused with 403 (see
+            :mod:`tierwise.server.origin`). ``None``: any name (the ``Origin`` check still applies).
     """
     from tierwise.chat.terminal import local_user
     from tierwise.server import chats, openai_compat, usage, workspace_routes
@@ -126,6 +130,11 @@ def create_app(
             )
         elif limiter is not None:
             app.state.user_of = rate_limited(user_of, limiter)
+
+    if not require_key and user_of is None:  # local mode: no key stands between a web page and us
+        from tierwise.server.origin import LocalOriginGuard
+
+        app.add_middleware(LocalOriginGuard, hosts=hosts)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
