@@ -53,33 +53,24 @@ def _rowcount(result: sa.Result[Any]) -> int:
 
 
 _CHAT: sa.Table = models.Chat.__table__  # type: ignore[assignment]
-_TAKE_SEQ = (
-    sa.update(_CHAT)
-    .where(_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
-    .values(message_count=_CHAT.c.message_count + 1, updated_at=sa.bindparam("b_now"))
-    .returning(_CHAT.c.message_count)
-)
-_GET_CHAT = sa.select(_CHAT).where(
-    _CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user")
-)
-_ADD_TOKENS = (
-    sa.update(_CHAT)
-    .where(_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
-    .values(
-        total_tokens_used=_CHAT.c.total_tokens_used + sa.bindparam("b_tokens", type_=sa.Integer),
-        updated_at=sa.bindparam("b_now"),
+_OWN_CHAT = (_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
+
+
+def _bump(column: sa.Column[int], by: Any) -> sa.Update:
+    """``column += by`` on the user's chat (``:b_chat``, ``:b_user``) at ``:b_now``; the new value."""
+    return (
+        sa.update(_CHAT)
+        .where(*_OWN_CHAT)
+        .values({column.key: column + by, "updated_at": sa.bindparam("b_now")})
+        .returning(column)
     )
-    .returning(_CHAT.c.total_tokens_used)
-)
-_TAKE_SEQS = (
-    sa.update(_CHAT)
-    .where(_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
-    .values(
-        message_count=_CHAT.c.message_count + sa.bindparam("b_n", type_=sa.Integer),
-        updated_at=sa.bindparam("b_now"),
-    )
-    .returning(_CHAT.c.message_count)
-)
+
+
+# Prepared statements for what every turn does (the ORM's unit of work costs more than the write).
+_TAKE_SEQ = _bump(_CHAT.c.message_count, 1)
+_TAKE_SEQS = _bump(_CHAT.c.message_count, sa.bindparam("b_n", type_=sa.Integer))
+_ADD_TOKENS = _bump(_CHAT.c.total_tokens_used, sa.bindparam("b_tokens", type_=sa.Integer))
+_GET_CHAT = sa.select(_CHAT).where(*_OWN_CHAT)
 _MESSAGES: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
 _INSERT_MESSAGE = sa.insert(_MESSAGES)
 _FIND_MESSAGE = sa.select(_MESSAGES.c.id).where(
@@ -96,7 +87,7 @@ _ARCHIVE = (
 )
 _COUNT_ARCHIVED = (
     sa.update(_CHAT)
-    .where(_CHAT.c.id == sa.bindparam("b_chat"), _CHAT.c.user_id == sa.bindparam("b_user"))
+    .where(*_OWN_CHAT)
     .values(
         messages_archived=sa.select(sa.func.count())
         .select_from(_MESSAGES)
