@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from tierwise.chat.events import (
 )
 from tierwise.memory.persist import ChatMemory
 from tierwise.providers import ModelResponse, ProviderError, TextDelta, with_fallback
-from tierwise.providers.base import ModelRequest
+from tierwise.providers.base import Event, ModelRequest
 from tierwise.providers.testing import Script, ScriptedModel, tool_call
 from tierwise.store import NotFoundError, Store
 from tierwise.tools import ToolContext, tool
@@ -308,6 +309,24 @@ async def test_title_from_a_model_when_one_is_configured(store: Store) -> None:
     result = await engine.run(user, chat, "Can you help me plan the Q4 launch timeline?")
     assert result.done.title == "Q4 launch plan"
     assert "Q4 launch timeline" in titler.requests[0].messages[0]["content"]
+
+
+async def test_a_name_the_user_gives_while_the_title_is_made_is_kept(store: Store) -> None:
+    class RenamedMeanwhile(ScriptedModel):
+        """A title model during whose answer the user renames the chat."""
+
+        async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+            store.rename_chat(user, chat, "My launch notes")
+            async for event in super().stream(request):
+                yield event
+
+    titler = RenamedMeanwhile("Q4 launch plan")
+    engine, user, chat = setup(store, ScriptedModel("Sure."), title_provider=titler)
+    result = await engine.run(user, chat, "Can you help me plan the Q4 launch timeline?")
+    assert titler.requests  # the title was asked for
+    assert result.done.title is None
+    record = store.get_chat(user, chat)
+    assert record.title == "My launch notes" and not record.title_generated
 
 
 async def test_usage_report_cost_and_guard(store: Store) -> None:

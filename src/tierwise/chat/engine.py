@@ -659,6 +659,9 @@ class ChatEngine:
             ask = ask_model
         with t.tracer.span("title", model=bool(ask)):
             title, _ = await make_title(str(first.get("content") or ""), t.answer, ask)
+        now = self.store.get_chat(t.user_id, t.chat_id)
+        if now.title_generated or now.title.strip() not in ("", "New Chat"):
+            return  # the user named the chat while its title was being made: theirs stands
         self.store.update_chat(t.user_id, t.chat_id, title=title, title_generated=True)
         t.title = title
 
