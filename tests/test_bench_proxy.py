@@ -21,6 +21,6 @@ def test_a_small_load_run(tmp_path: Path) -> None:
     for server in ("tierwise", "passthrough"):
         figures = result["runs"]["tiny"][server]
         assert figures["requests"] == 6 and figures["failed"] == 0 and figures["requests_per_s"] > 0
-        for kind in ("added_ms", "added_ms_new_session", "added_ms_continuing"):
+        for kind in ("added_ms", "added_ms_new_session", "added_ms_continuing", "added_ms_server_side"):
             assert 0 <= figures[kind]["p50"] <= figures[kind]["p99"] <= figures[kind]["max"]
     assert (tmp_path / "p.json").exists()

@@ -13,8 +13,10 @@ The clients run in a separate process (so their work does not compete with the s
 one's interpreter lock): ``clients`` ``httpx`` streaming clients, each with its own session, sending
 a 20-message conversation that grows by one exchange per request, ``stream: true``, reading to
 ``[DONE]``. *Added latency* is the client's time from sending to ``[DONE]`` minus the upstream's own
-stream time for that request: what the proxy adds, plus loopback HTTP. Runs are bounded in requests
-and seconds.
+stream time for that request: what the proxy adds, plus loopback HTTP and the client process's own
+work. *In handler* is the same difference measured inside the server (:class:`ServerClock`: from the
+ASGI call to the last body byte), which leaves out the client's work but also the time a request
+waits before the server reads it. Runs are bounded in requests and seconds.
 
 Two upstream paces:
 
@@ -120,6 +122,36 @@ def passthrough_app(upstream: Provider) -> FastAPI:
     return app
 
 
+_REQUEST_HEADER = "X-Bench-Request"
+
+
+class ServerClock:
+    """ASGI middleware: when each request arrived and when its last body byte was handed to the server.
+
+    Keyed by the ``X-Bench-Request`` header (the request's question). Server-side time leaves out
+    the client's own work (reading 50 streams in one process), which the client-side figure includes.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.spans: dict[str, float] = {}
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Time the request if it is a benchmark request."""
+        key = next((v.decode() for k, v in scope.get("headers", ()) if k == b"x-bench-request"), None)
+        if key is None:
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+
+        async def timed_send(message: Any) -> None:
+            await send(message)
+            if message.get("type") == "http.response.body" and not message.get("more_body", False):
+                self.spans[key] = time.perf_counter() - started
+
+        await self.app(scope, receive, timed_send)
+
+
 def _latency(values: list[float]) -> dict[str, float]:
     return {
         "p50": round(_percentile(values, 0.5), 2),
@@ -162,7 +194,10 @@ async def _client(
             answer = []
             try:
                 async with client.stream(
-                    "POST", "/v1/chat/completions", json=body, headers={"X-Tierwise-Session": f"load-{index}"}
+                    "POST",
+                    "/v1/chat/completions",
+                    json=body,
+                    headers={"X-Tierwise-Session": f"load-{index}", _REQUEST_HEADER: question},
                 ) as response:
                     response.raise_for_status()
                     async for line in response.aiter_lines():
@@ -211,7 +246,8 @@ def _load(
 def _measure(
     app: Any, upstream: TimedUpstream, clients: int, requests: int, seconds: float, pool: ProcessPoolExecutor
 ) -> dict[str, Any]:
-    with serve_in_thread(app) as base:
+    clock = ServerClock(app)
+    with serve_in_thread(clock) as base:
         freeze_startup_objects()  # as `tierwise serve` does once started (for both servers alike)
         cpu = time.process_time()
         spread = upstream.pace.stream_ms / 1000
@@ -221,6 +257,11 @@ def _measure(
         (n, (total - upstream.spent.get(question, 0.0)) * 1000) for question, n, total in done if total >= 0
     ]
     every = [ms for _, ms in added]
+    server = [
+        (clock.spans[question] - upstream.spent.get(question, 0.0)) * 1000
+        for question, _, total in done
+        if total >= 0 and question in clock.spans
+    ]
     return {
         "requests": len(added),
         "failed": len(done) - len(added),
@@ -230,6 +271,7 @@ def _measure(
         # A session's first request stores its whole history (21 messages); later ones add one.
         "added_ms_new_session": _latency([ms for n, ms in added if n == 0]),
         "added_ms_continuing": _latency([ms for n, ms in added if n > 0]),
+        "added_ms_server_side": _latency(server),
         "server_cpu_ms_per_request": round(cpu * 1000 / max(len(added), 1), 2),
     }
 
@@ -275,7 +317,7 @@ def run(
 def _print(result: dict[str, Any], console: Console) -> None:
     table = Table(title=f"OpenAI-compatible proxy, {result['clients']} streaming clients on loopback")
     columns = ("pace", "server", "requests", "failed", "req/s", "added p50/p99 ms", "continuing p50/p99")
-    for column in (*columns, "new session p50/p99", "CPU ms/req"):
+    for column in (*columns, "new session p50/p99", "in handler p50/p99", "CPU ms/req"):
         table.add_column(column, justify="left" if column in ("pace", "server") else "right")
 
     def pair(figures: dict[str, float]) -> str:
@@ -294,6 +336,7 @@ def _print(result: dict[str, Any], console: Console) -> None:
                 pair(r["added_ms"]),
                 pair(r["added_ms_continuing"]),
                 pair(r["added_ms_new_session"]),
+                pair(r["added_ms_server_side"]),
                 f"{r['server_cpu_ms_per_request']:g}",
             )
     console.print(table)
