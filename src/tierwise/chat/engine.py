@@ -33,7 +33,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -42,25 +42,22 @@ from tierwise.chat import housekeeping
 from tierwise.chat.costguard import BudgetExceeded, CostGuard
 from tierwise.chat.events import (
     DoneEvent,
-    DoneReason,
     ErrorEvent,
     Notice,
     TextEvent,
     ToolCallComplete,
     ToolCallStart,
     TurnEvent,
-    UsageEvent,
 )
 from tierwise.chat.titles import make_title
 from tierwise.chat.trace import Tracer
-from tierwise.chat.usage import ToolUsage, usage_report
+from tierwise.chat.turn import TurnResult, TurnState, store_records, usage_of
+from tierwise.chat.usage import ToolUsage
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
-from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.engine import Memory, MemoryPolicy
 from tierwise.memory.persist import ChatMemory, StoreBlobs
 from tierwise.packing.layers import ContextLayer
-from tierwise.packing.report import Pack, PackReport
 from tierwise.providers.base import (
     Event,
     Fallback,
@@ -109,69 +106,6 @@ _STOPPED_CALL = "stopped by the user before {name} finished; its effect, if any,
 _NOT_RUN = "not run: the turn was stopped before this call started"
 _MAX_CACHED_CHATS = 64
 _SENTINEL = object()
-
-
-@dataclass
-class TurnResult:
-    """A whole turn, collected (see :meth:`ChatEngine.run`)."""
-
-    events: list[TurnEvent]
-    done: DoneEvent
-
-    @property
-    def text(self) -> str:
-        """The final answer (the partial answer if the turn was stopped)."""
-        return self.done.text
-
-    @property
-    def error(self) -> ErrorEvent | None:
-        """The error, if the turn failed or was refused."""
-        return next((e for e in self.events if isinstance(e, ErrorEvent)), None)
-
-    @property
-    def usage(self) -> UsageEvent | None:
-        """The turn's usage, if any model call was made."""
-        return next((e for e in self.events if isinstance(e, UsageEvent)), None)
-
-
-@dataclass
-class _Turn:
-    """The state of one turn in flight; the finaliser reads it after a stop or failure."""
-
-    user_id: str
-    chat_id: str
-    chat: ChatMemory
-    start: int  # index of the turn's user message in memory
-    tracer: Tracer
-    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
-    steps: int = 0
-    seqs: list[int] = field(default_factory=list)
-    reports: list[PackReport] = field(default_factory=list)
-    tool_usage: list[ToolUsage] = field(default_factory=list)
-    response_tokens: int = 0
-    reported: Usage | None = None
-    counted_prompt: int = 0
-    dollars: float = 0.0
-    price_known: bool = True
-    model: str = ""
-    reason: DoneReason = "answer"
-    error: ErrorEvent | None = None
-    answer: str = ""
-    answered: bool = False
-    titled: bool = False  # the chat had a title before this turn (generated, or named by the user)
-    finished_at: float | None = None  # perf_counter when done was emitted
-    usage: UsageEvent | None = None
-    records: list[tuple[Pack, list[CompactionEvent]]] = field(default_factory=list)
-    whole: dict[int, str] = field(default_factory=dict)  # memory index → a tool result in full
-    title: str | None = None
-    # what is in flight, for the finaliser
-    partial: list[str] = field(default_factory=list)
-    pending_calls: list[ToolCall] = field(default_factory=list)
-    finished: dict[str, ToolResult] = field(default_factory=dict)
-    started: set[str] = field(default_factory=set)
-
-    def emit(self, event: TurnEvent) -> None:
-        self.queue.put_nowait(event)
 
 
 class ChatEngine:
@@ -344,7 +278,7 @@ class ChatEngine:
                     yield ErrorEvent(f"{exc} (your message was not sent)", kind="budget")
                     yield DoneEvent(chat_id, "refused")
                     return
-            t = _Turn(user_id, chat_id, chat, start, Tracer())
+            t = TurnState(user_id, chat_id, chat, start, Tracer())
             t.titled = record.title_generated or record.title.strip() not in ("", "New Chat")
             if content is not None:
                 t.seqs.append(chat.add({"role": "user", "content": content}).seq)
@@ -392,7 +326,7 @@ class ChatEngine:
             raise InputError("nothing to resume: the chat's last message has been answered; send a message")
         return max(i for i, m in enumerate(messages) if m.get("role") == "user")
 
-    async def _produce(self, t: _Turn) -> None:
+    async def _produce(self, t: TurnState) -> None:
         """Run the steps, then finish the turn whatever happened; always ends the event queue."""
         started = time.perf_counter()
         try:
@@ -430,7 +364,7 @@ class ChatEngine:
         finally:
             t.queue.put_nowait(_SENTINEL)
 
-    async def _steps(self, t: _Turn) -> None:
+    async def _steps(self, t: TurnState) -> None:
         chat, budget = t.chat, self.budget
         definitions = self.registry.definitions()
         extra: Sequence[ContextLayer] = ()
@@ -517,7 +451,7 @@ class ChatEngine:
                 return
             await self._run_tools(t, executor, calls, stored.id, step, tool_context)
 
-    async def _call(self, t: _Turn, request: ModelRequest) -> ModelResponse:
+    async def _call(self, t: TurnState, request: ModelRequest) -> ModelResponse:
         """Stream one model call: text goes out as it comes; the response is assembled."""
 
         async def tee(stream: AsyncIterator[Event]) -> AsyncIterator[Event]:
@@ -547,7 +481,7 @@ class ChatEngine:
 
     async def _run_tools(
         self,
-        t: _Turn,
+        t: TurnState,
         executor: ToolExecutor,
         calls: Sequence[ToolCall],
         message_id: str,
@@ -592,7 +526,7 @@ class ChatEngine:
                 task.cancel()
         self._store_tool_results(t)
 
-    def _store_tool_results(self, t: _Turn) -> None:
+    def _store_tool_results(self, t: TurnState) -> None:
         """One tool message per pending call, in call order; calls cut off by a stop say so."""
         counter = t.chat.memory.counter
         for call in t.pending_calls:
@@ -617,7 +551,7 @@ class ChatEngine:
         return self.budget.available // 4
 
     @staticmethod
-    def _current(t: _Turn) -> list[Mapping[str, Any]]:
+    def _current(t: TurnState) -> list[Mapping[str, Any]]:
         """The turn so far, as the model should read it: its own tool results whole (within bounds)."""
         messages = t.chat.memory.messages
         return [
@@ -625,7 +559,7 @@ class ChatEngine:
             for i in range(t.start, len(messages))
         ]
 
-    def _account(self, t: _Turn, response: ModelResponse) -> None:
+    def _account(self, t: TurnState, response: ModelResponse) -> None:
         counter = t.chat.memory.counter
         produced = counter.count(response.text) + sum(
             counter.count(c.name) + counter.count(c.arguments) for c in response.tool_calls
@@ -641,7 +575,7 @@ class ChatEngine:
         t.dollars += priced.dollars
         t.price_known = t.price_known and priced.known
 
-    async def _title(self, t: _Turn) -> None:
+    async def _title(self, t: TurnState) -> None:
         """Title the chat after its first exchange (a model if one is set, the fallback otherwise)."""
         if t.titled:
             return  # titled already, or named by the user
@@ -667,7 +601,7 @@ class ChatEngine:
 
     # -- finishing ---------------------------------------------------------------------------------
 
-    def _finish(self, t: _Turn, seconds: float) -> None:
+    def _finish(self, t: TurnState, seconds: float) -> None:
         """Store what a stop or failure left in flight, account the turn, emit usage and done."""
         chat = t.chat
         if t.pending_calls:  # stopped while tools ran: every call gets its result message
@@ -682,72 +616,16 @@ class ChatEngine:
             t.partial.clear()
         if t.error is not None:
             t.emit(t.error)
-        usage: UsageEvent | None = None
-        if t.reports:
-            prompt = t.reported.prompt_tokens if t.reported else t.counted_prompt
-            completion = t.reported.completion_tokens if t.reported else t.response_tokens
-            report = usage_report(
-                t.reports,
-                tool_calls=t.tool_usage,
-                response_tokens=t.response_tokens,
-                prompt_tokens_reported=t.reported.prompt_tokens if t.reported else None,
-                completion_tokens_reported=t.reported.completion_tokens if t.reported else None,
-            )
-            if self.guard is not None:
-                self.guard.record(t.user_id, t.chat_id, tokens=prompt + completion, dollars=t.dollars)
-            health = self.guard.health(t.user_id, t.chat_id) if self.guard is not None else None
-            band = band_for_health(health, self.guard.bands) if self.guard and health is not None else None
-            usage = UsageEvent(
-                report.to_dict(),
-                prompt,
-                completion,
-                round(t.dollars, 6),
-                t.price_known,
-                health,
-                band.name if band else None,
-            )
+        usage = usage_of(t, self.guard)
+        if usage is not None:
             t.emit(usage)
         t.tracer.event("turn.done", reason=t.reason, steps=t.steps, seconds=round(seconds, 4))
         t.usage = usage
         t.emit(DoneEvent(t.chat_id, t.reason, t.answer, t.steps, list(t.seqs), t.title, t.tracer.trace_id))
 
-    def _after(self, t: _Turn) -> None:
-        """After done (in a worker thread): memory maintenance, then the turn's records.
-
-        Maintenance summarises segments that closed during the turn and rebuilds the search index when
-        due; then the packs' audit entries and snapshots, the turn with its usage and trace, and the
-        new summaries are written in one commit. Nothing here changes what the model or the user saw;
-        a crash before it loses only these records (summaries are made again on the next load).
-        """
-        t.chat.memory.maintain()  # summaries of segments closed in the turn, index rebuilds
-        with self.store.batch():  # one commit for every record of the turn (and those summaries)
-            for pack, compaction in t.records:
-                t.chat.record(pack, compaction)
-            if t.usage is not None:
-                self.store.add_tokens_used(
-                    t.user_id, t.chat_id, t.usage.prompt_tokens + t.usage.completion_tokens
-                )
-            self.store.audit(
-                t.user_id,
-                "turn",
-                chat_id=t.chat_id,
-                checksum=t.reports[-1].checksum if t.reports else None,
-                details={
-                    "reason": t.reason,
-                    "steps": t.steps,
-                    "message_seqs": t.seqs,
-                    "model": t.model,
-                    "trace_id": t.tracer.trace_id,
-                    "usage": t.usage.to_dict() if t.usage else None,
-                    "error": t.error.message if t.error else None,
-                    "trace": [asdict(span) for span in t.tracer.spans],
-                },
-            )
-        if self.trace_path is not None:
-            try:
-                t.tracer.write(self.trace_path)
-            except OSError as exc:
-                log.warning("could not write the trace to %s: %s", self.trace_path, exc)
+    def _after(self, t: TurnState) -> None:
+        """After done (in a worker thread): memory upkeep, then the turn's records."""
+        store_records(self.store, t, self.trace_path)
 
 
 def _default_memory(blobs: BlobStore) -> Memory:
@@ -760,7 +638,7 @@ def _waiting(message: Mapping[str, Any]) -> bool:
     return message.get("role") in ("user", "tool")
 
 
-async def _cancel_when(stop: asyncio.Event, task: asyncio.Task[Any], turn: _Turn) -> None:
+async def _cancel_when(stop: asyncio.Event, task: asyncio.Task[Any], turn: TurnState) -> None:
     await stop.wait()
     if turn.finished_at is None:  # a stop after done has nothing left to stop
         task.cancel()

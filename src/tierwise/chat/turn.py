@@ -1,0 +1,155 @@
+"""One turn's state while it runs, its collected result, and what is recorded of it once it is done."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tierwise.budget import band_for_health
+from tierwise.chat.costguard import CostGuard
+from tierwise.chat.events import DoneEvent, DoneReason, ErrorEvent, TurnEvent, UsageEvent
+from tierwise.chat.trace import Tracer
+from tierwise.chat.usage import ToolUsage, usage_report
+from tierwise.memory.compaction import CompactionEvent
+from tierwise.memory.persist import ChatMemory
+from tierwise.packing.report import Pack, PackReport
+from tierwise.providers.base import ToolCall, Usage
+from tierwise.store import Store
+from tierwise.tools.results import ToolResult
+
+__all__ = ["TurnResult", "TurnState", "store_records", "usage_of"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TurnResult:
+    """A whole turn, collected (see :meth:`ChatEngine.run`)."""
+
+    events: list[TurnEvent]
+    done: DoneEvent
+
+    @property
+    def text(self) -> str:
+        """The final answer (the partial answer if the turn was stopped)."""
+        return self.done.text
+
+    @property
+    def error(self) -> ErrorEvent | None:
+        """The error, if the turn failed or was refused."""
+        return next((e for e in self.events if isinstance(e, ErrorEvent)), None)
+
+    @property
+    def usage(self) -> UsageEvent | None:
+        """The turn's usage, if any model call was made."""
+        return next((e for e in self.events if isinstance(e, UsageEvent)), None)
+
+
+@dataclass
+class TurnState:
+    """The state of one turn in flight (the engine's); the finaliser reads it after a stop or failure."""
+
+    user_id: str
+    chat_id: str
+    chat: ChatMemory
+    start: int  # index of the turn's user message in memory
+    tracer: Tracer
+    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+    steps: int = 0
+    seqs: list[int] = field(default_factory=list)
+    reports: list[PackReport] = field(default_factory=list)
+    tool_usage: list[ToolUsage] = field(default_factory=list)
+    response_tokens: int = 0
+    reported: Usage | None = None
+    counted_prompt: int = 0
+    dollars: float = 0.0
+    price_known: bool = True
+    model: str = ""
+    reason: DoneReason = "answer"
+    error: ErrorEvent | None = None
+    answer: str = ""
+    answered: bool = False
+    titled: bool = False  # the chat had a title before this turn (generated, or named by the user)
+    finished_at: float | None = None  # perf_counter when done was emitted
+    usage: UsageEvent | None = None
+    records: list[tuple[Pack, list[CompactionEvent]]] = field(default_factory=list)
+    whole: dict[int, str] = field(default_factory=dict)  # memory index → a tool result in full
+    title: str | None = None
+    # what is in flight, for the finaliser
+    partial: list[str] = field(default_factory=list)
+    pending_calls: list[ToolCall] = field(default_factory=list)
+    finished: dict[str, ToolResult] = field(default_factory=dict)
+    started: set[str] = field(default_factory=set)
+
+    def emit(self, event: TurnEvent) -> None:
+        """Hand ``event`` to the caller streaming the turn."""
+        self.queue.put_nowait(event)
+
+
+def usage_of(t: TurnState, guard: CostGuard | None) -> UsageEvent | None:
+    """The turn's usage event (``None`` if no model call was made); its spend recorded by ``guard``."""
+    if not t.reports:
+        return None
+    prompt = t.reported.prompt_tokens if t.reported else t.counted_prompt
+    completion = t.reported.completion_tokens if t.reported else t.response_tokens
+    report = usage_report(
+        t.reports,
+        tool_calls=t.tool_usage,
+        response_tokens=t.response_tokens,
+        prompt_tokens_reported=t.reported.prompt_tokens if t.reported else None,
+        completion_tokens_reported=t.reported.completion_tokens if t.reported else None,
+    )
+    health = band = None
+    if guard is not None:
+        guard.record(t.user_id, t.chat_id, tokens=prompt + completion, dollars=t.dollars)
+        health = guard.health(t.user_id, t.chat_id)
+        band = band_for_health(health, guard.bands) if health is not None else None
+    return UsageEvent(
+        report.to_dict(),
+        prompt,
+        completion,
+        round(t.dollars, 6),
+        t.price_known,
+        health,
+        band.name if band else None,
+    )
+
+
+def store_records(store: Store, t: TurnState, trace_path: Path | None) -> None:
+    """After done (in a worker thread): memory upkeep, then the turn's records.
+
+    Upkeep summarises segments that closed during the turn and rebuilds the search index when due;
+    then the packs' audit entries and snapshots, the turn with its usage and trace, and the new
+    summaries are written in one commit. Nothing here changes what the model or the user saw; a
+    crash before it loses only these records (summaries are made again on the next load).
+    """
+    t.chat.memory.maintain()  # summaries of segments closed in the turn, index rebuilds
+    with store.batch():  # one commit for every record of the turn (and those summaries)
+        for pack, compaction in t.records:
+            t.chat.record(pack, compaction)
+        if t.usage is not None:
+            store.add_tokens_used(t.user_id, t.chat_id, t.usage.prompt_tokens + t.usage.completion_tokens)
+        store.audit(
+            t.user_id,
+            "turn",
+            chat_id=t.chat_id,
+            checksum=t.reports[-1].checksum if t.reports else None,
+            details={
+                "reason": t.reason,
+                "steps": t.steps,
+                "message_seqs": t.seqs,
+                "model": t.model,
+                "trace_id": t.tracer.trace_id,
+                "usage": t.usage.to_dict() if t.usage else None,
+                "error": t.error.message if t.error else None,
+                "trace": [asdict(span) for span in t.tracer.spans],
+            },
+        )
+    if trace_path is not None:
+        try:
+            t.tracer.write(trace_path)
+        except OSError as exc:
+            log.warning("could not write the trace to %s: %s", trace_path, exc)
