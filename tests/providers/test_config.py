@@ -117,6 +117,7 @@ def test_cost_counts_cached_tokens_at_their_rate() -> None:
     assert cost(usage, "gpt-4o", prices={}) == Cost(1.25 * 1 + 2.50 * 1 + 10.0, known=True)
     assert cost(usage, "gpt-3.5-turbo", prices={}) == Cost(0.50 * 2 + 1.50, known=True)  # no cached rate
     assert cost(usage, "who-knows", prices={}) == Cost(0.0, known=False)
+    assert cost(usage, "tierwise-offline", prices={}) == Cost(0.0, known=True)  # local: free, not unknown
 
 
 def test_price_overrides(monkeypatch: pytest.MonkeyPatch) -> None:

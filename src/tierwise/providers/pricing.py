@@ -73,6 +73,8 @@ _TABLE: dict[str, Price] = {
     "deepseek/deepseek-r1": Price(0.55, 2.19, 0.14),
     "qwen/qwen-2.5-72b-instruct": Price(0.12, 0.39),
     "mistralai/mistral-small-3.1-24b-instruct": Price(0.10, 0.30),
+    # tierwise's own offline assistant runs on this machine: nothing to pay
+    "tierwise-offline": Price(0.0, 0.0, 0.0),
 }
 
 PRICES: Mapping[str, Price] = MappingProxyType(_TABLE)
