@@ -99,6 +99,40 @@ _COUNT_ARCHIVED = (
 )
 
 
+def _message_row(
+    chat_id: str,
+    user_id: str,
+    seq: int,
+    columns: Mapping[str, Any],
+    token_count: int,
+    at: datetime,
+    metadata: dict[str, Any],
+    tool_results: list[Any] | None,
+) -> dict[str, Any]:
+    """A ``chat_messages`` row: the message's columns (see ``message_columns``) and its bookkeeping."""
+    return {
+        "id": models.new_id(),
+        "chat_id": chat_id,
+        "user_id": user_id,
+        "seq": seq,
+        "role": None,
+        "content": None,
+        "content_parts": None,
+        "name": None,
+        "tool_calls": None,
+        "tool_call_id": None,
+        "extra": None,
+        **columns,
+        "tool_results": tool_results,
+        "is_archived": False,
+        "is_in_summary": False,
+        "segment_id": None,
+        "token_count": token_count,
+        "created_at": at,
+        "metadata": metadata,
+    }
+
+
 class Store(ArtifactsMixin, UsageMixin):
     """Persistent chats, messages, segments, blobs, snapshots, audit and spending sums, scoped per user.
 
@@ -297,27 +331,9 @@ class Store(ArtifactsMixin, UsageMixin):
             ).scalar_one_or_none()
             if taken is None:
                 raise NotFoundError("chat", chat_id, user_id)
-            values = {
-                "id": models.new_id(),
-                "chat_id": chat_id,
-                "user_id": user_id,
-                "seq": taken - 1,
-                "role": None,
-                "content": None,
-                "content_parts": None,
-                "name": None,
-                "tool_calls": None,
-                "tool_call_id": None,
-                "extra": None,
-                **columns,
-                "tool_results": tool_results,
-                "is_archived": False,
-                "is_in_summary": False,
-                "segment_id": None,
-                "token_count": token_count,
-                "created_at": at or now,
-                "metadata": meta,
-            }
+            values = _message_row(
+                chat_id, user_id, taken - 1, columns, token_count, at or now, meta, tool_results
+            )
             # A prepared Core INSERT: the ORM's unit of work costs more than the write itself.
             session.execute(_INSERT_MESSAGE, values)
             return StoredMessage(**values)
@@ -358,27 +374,7 @@ class Store(ArtifactsMixin, UsageMixin):
                 raise NotFoundError("chat", chat_id, user_id)
             first = taken - len(rows)
             values = [
-                {
-                    "id": models.new_id(),
-                    "chat_id": chat_id,
-                    "user_id": user_id,
-                    "seq": first + i,
-                    "role": None,
-                    "content": None,
-                    "content_parts": None,
-                    "name": None,
-                    "tool_calls": None,
-                    "tool_call_id": None,
-                    "extra": None,
-                    **columns,
-                    "tool_results": None,
-                    "is_archived": False,
-                    "is_in_summary": False,
-                    "segment_id": None,
-                    "token_count": tokens,
-                    "created_at": at or now,
-                    "metadata": {},
-                }
+                _message_row(chat_id, user_id, first + i, columns, tokens, at or now, {}, None)
                 for i, (columns, tokens) in enumerate(rows)
             ]
             session.execute(_INSERT_MESSAGE, values)  # one executemany
