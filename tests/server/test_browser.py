@@ -307,3 +307,26 @@ def test_chat_on_a_project_rename_delete_and_usage(
     phone.get_by_role("button", name="New chat on a project or task").click()
     phone.locator("#picker-list button", has_text="Offsite 2026").wait_for()
     _shot(phone, "phone-picker")
+
+
+def test_replaced_api_sessions_are_hidden_until_asked_for(browser: Any, tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'replaced.db'}")
+    user = local_user(store)
+    store.create_chat(user, title="API current", context_type="api", entity_id="s1")
+    store.create_chat(user, title="API before the edit", context_type="api-superseded", entity_id="s1")
+    engine = ChatEngine(store, ScriptedModel(), budget=Budget(window=8_000, reserve=500))
+    try:
+        with serve_in_thread(create_app(store, engine)) as url:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(url)
+            page.locator("#chat-list a", has_text="API current").wait_for()
+            assert page.locator("#chat-list a", has_text="API before the edit").count() == 0
+            page.get_by_label("Show replaced API sessions").check()
+            replaced = page.locator("#chat-list a", has_text="API before the edit")
+            replaced.wait_for()
+            assert "API session (replaced)" in replaced.inner_text()
+            page.get_by_label("Show replaced API sessions").uncheck()
+            replaced.wait_for(state="detached")
+            page.close()
+    finally:
+        store.close()

@@ -64,7 +64,8 @@ function element(tag, className, text) {
 }
 
 async function loadChats() {
-  const { chats } = await api("/api/chats");
+  const replaced = $("show-replaced-box").checked ? "?include_superseded=true" : "";
+  const { chats } = await api(`/api/chats${replaced}`);
   state.chats = chats;
   const items = chats.map((chat) => {
     const a = element("a");
@@ -514,6 +515,7 @@ $("stop").addEventListener("click", stop);
 $("new-chat").addEventListener("click", () => newChat());
 $("new-chat-on").addEventListener("click", openPicker);
 $("toggle-dashboard").addEventListener("click", toggleDashboard);
+$("show-replaced-box").addEventListener("change", () => loadChats().catch((error) => showError(error.message)));
 
 $("rename").addEventListener("click", startRename);
 $("chat-title").addEventListener("dblclick", startRename);
