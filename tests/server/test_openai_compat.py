@@ -458,3 +458,39 @@ async def test_the_cost_guard_refuses_a_session_over_its_limit_with_429(store: S
     error = refused.json()["error"]
     assert error["code"] == "insufficient_quota" and "not sent" in error["message"]
     assert len(model.requests) == 1  # the refused request never reached the upstream
+
+
+async def test_forgotten_sessions_are_found_again_in_the_store(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tierwise.server.openai_sessions as sessions_module
+
+    monkeypatch.setattr(sessions_module, "_MAX_REMEMBERED", 2)
+    svc = service(store, ScriptedModel("A1.", "B1.", "C1.", "A2."))
+    async with svc.http() as http:
+        for key in ("a", "b", "c"):  # "a" is forgotten when "c" arrives
+            history = [{"role": "user", "content": f"Hello from {key}"}]
+            sent = await http.post(
+                "/v1/chat/completions", json={"messages": history}, headers={"X-Tierwise-Session": key}
+            )
+            assert sent.status_code == 200
+        sessions = svc.app.state.openai_sessions
+        await sessions.drain()
+        assert sessions._remembered(svc.user, "a") is None
+        assert (svc.user, "a") not in sessions._locks  # its lock went with it
+        again = await http.post(
+            "/v1/chat/completions",
+            json={
+                "messages": [
+                    {"role": "user", "content": "Hello from a"},
+                    {"role": "assistant", "content": "A1."},
+                    {"role": "user", "content": "Me again"},
+                ]
+            },
+            headers={"X-Tierwise-Session": "a"},
+        )
+    assert again.json()["choices"][0]["message"]["content"] == "A2."
+    chats = await svc.api_chats()
+    assert len(chats) == 3  # "a" continued its own chat, found by its session key
+    (a,) = [c for c in chats if c.entity_id == "a"]
+    assert [m["content"] for m in await svc.stored(a.id)] == ["Hello from a", "A1.", "Me again", "A2."]

@@ -261,8 +261,11 @@ class Sessions:
     def _remember(self, user: str, key: str, chat_id: str) -> None:
         with self._guard:
             self._chats[(user, key)] = chat_id
-            while len(self._chats) > _MAX_REMEMBERED:
-                self._chats.popitem(last=False)
+            while len(self._chats) > _MAX_REMEMBERED:  # the least recent session is forgotten
+                evicted, _ = self._chats.popitem(last=False)
+                lock = self._locks.get(evicted)
+                if lock is not None and not lock.locked():
+                    del self._locks[evicted]
 
     def _forget(self, user: str, key: str) -> None:
         with self._guard:
