@@ -60,7 +60,7 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.errors import ProviderError
 from tierwise.server.app import ApiError
-from tierwise.server.openai_sessions import Sessions, Spent, session_key, text_of
+from tierwise.server.openai_sessions import Sessions, Spent, session_key, spent_of, text_of
 
 __all__ = ["ChatCompletionRequest", "router"]
 
@@ -350,11 +350,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         body.user,
         [{"role": m.role, "content": m.content} for m in body.messages],
     )
-    await sessions.wait(user, key)  # the session's previous answer is stored first
-    prepared = await sessions.run(
-        lambda: sessions.prepare(user, key, conversation, system=system, tools=tools, budget=budget)
-    )
-    pack = prepared.pack
+    pack = await sessions.begin(user, key, conversation, system=system, tools=tools, budget=budget)
     tool_choice: str | None = None
     if isinstance(body.tool_choice, str):
         tool_choice = body.tool_choice
@@ -370,8 +366,8 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
     )
     headers = {
         SESSION_HEADER: key,
-        PACK_TOKENS_HEADER: str(pack.report.total_tokens),
-        "X-Tierwise-Chat": prepared.chat_id,
+        PACK_TOKENS_HEADER: str(pack.tokens),
+        "X-Tierwise-Chat": pack.chat_id,
     }
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
@@ -382,8 +378,8 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
     async def finish(events: Sequence[Event]) -> tuple[ModelResponse, Spent]:
         """The answer and its usage; storing them is left to run after the client has them."""
         response = await collect(_replay(events))
-        spent = sessions.spent(response.usage, prepared, response)
-        sessions.finish_later(prepared, response, spent)
+        spent = spent_of(engine, response.usage, pack.tokens, response)
+        sessions.end(pack, response, spent)
         return response, spent
 
     if not body.stream:

@@ -43,6 +43,7 @@ from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse, Usage
 from tierwise.providers.pricing import cost
 from tierwise.store.errors import NotFoundError
+from tierwise.tokens import get_counter
 
 __all__ = [
     "CONTEXT_TYPE",
@@ -137,6 +138,18 @@ class Prepared:
 
 
 @dataclass(frozen=True)
+class Packed:
+    """What the endpoint needs of a prepared request: the pack to forward, and a handle to finish it."""
+
+    key: str
+    chat_id: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    tokens: int
+    handle: Any = None  # the Prepared (in-process), or the worker that holds it
+
+
+@dataclass(frozen=True)
 class Spent:
     """What an answer used: OpenAI's usage figures and the dollars (``known`` when the model is priced)."""
 
@@ -189,6 +202,28 @@ class Sessions:
             await asyncio.sleep(0)  # let the answer already sent go out first
             return work()
         return await anyio.to_thread.run_sync(work)
+
+    async def begin(
+        self,
+        user: str,
+        key: str,
+        conversation: list[dict[str, Any]],
+        *,
+        system: str | None,
+        tools: list[dict[str, Any]],
+        budget: Budget,
+    ) -> Packed:
+        """After the session's previous answer is stored: :meth:`prepare`, through :meth:`run`."""
+        await self.wait(user, key)
+        prepared = await self.run(
+            lambda: self.prepare(user, key, conversation, system=system, tools=tools, budget=budget)
+        )
+        pack = prepared.pack
+        return Packed(key, prepared.chat_id, pack.messages, pack.tools, pack.report.total_tokens, prepared)
+
+    def end(self, packed: Packed, response: ModelResponse, spent: Spent) -> None:
+        """:meth:`finish_later` for what :meth:`begin` prepared."""
+        self.finish_later(packed.handle, response, spent)
 
     async def wait(self, user: str, key: str) -> None:
         """Wait until the session's previous answer is stored (if it still is being stored)."""
@@ -329,19 +364,6 @@ class Sessions:
         compaction = list(memory.memory.events[before:])
         return Prepared(key, memory, pack, compaction, len(conversation) - start)
 
-    def spent(self, usage: Usage | None, prepared: Prepared, response: ModelResponse) -> Spent:
-        """The answer's usage: the upstream's figures, else counted; priced with the engine's prices."""
-        if usage is None:
-            counter = prepared.memory.memory.counter
-            completion = counter.count(response.text) + sum(
-                counter.count(call.name) + counter.count(call.arguments) for call in response.tool_calls
-            )
-            prompt = prepared.pack.report.total_tokens
-            usage = Usage(prompt, completion, prompt + completion)
-        model = response.model or self.engine.model or self.engine.provider.model or ""
-        priced = cost(usage, model, prices=self.engine.prices)
-        return Spent(usage.prompt_tokens, usage.completion_tokens, priced.dollars, priced.known)
-
     def finish(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
         """Store the answer, the pack's audit and snapshot, the turn's usage and spend: one commit."""
         chat, store, guard = prepared.memory, self.store, self.engine.guard
@@ -372,3 +394,16 @@ class Sessions:
                     },
                 },
             )
+
+
+def spent_of(engine: ChatEngine, usage: Usage | None, prompt_tokens: int, response: ModelResponse) -> Spent:
+    """An answer's usage: the upstream's figures, else counted; priced with the engine's prices."""
+    if usage is None:
+        counter = get_counter()
+        completion = counter.count(response.text) + sum(
+            counter.count(call.name) + counter.count(call.arguments) for call in response.tool_calls
+        )
+        usage = Usage(prompt_tokens, completion, prompt_tokens + completion)
+    model = response.model or engine.model or engine.provider.model or ""
+    priced = cost(usage, model, prices=engine.prices)
+    return Spent(usage.prompt_tokens, usage.completion_tokens, priced.dollars, priced.known)
