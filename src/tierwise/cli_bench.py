@@ -1,0 +1,191 @@
+"""``tierwise bench …``: benchmarks against peers, run in the same process or run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tierwise.errors import InputError, UserError
+from tierwise.tokens import DEFAULT_ENCODING, ENCODINGS
+
+bench_app = typer.Typer(help="Benchmarks against peers, run in the same process.", no_args_is_help=True)
+
+
+def _fail(message: str) -> typer.Exit:
+    from tierwise.cli import _fail as fail  # the command line's one error format
+
+    return fail(message)
+
+
+def _check_encoding(encoding: str) -> None:
+    from tierwise.cli import _check_encoding as check
+
+    check(encoding)
+
+
+@bench_app.command("locomo")
+def bench_locomo_command(
+    data: Annotated[
+        Path, typer.Option(help="LoCoMo JSON (e.g. ../shared/bench/locomo/locomo-dev.json).")
+    ] = Path("../shared/bench/locomo/locomo-dev.json"),
+    budget: Annotated[int, typer.Option(help="Tokens per pack, question included.")] = 2000,
+    encoding: Annotated[str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")] = DEFAULT_ENCODING,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    dump: Annotated[
+        Path | None, typer.Option(help="Write one JSON line per question (pack text included) here.")
+    ] = None,
+    limit_questions: Annotated[
+        int | None, typer.Option(help="Score at most this many questions per conversation.")
+    ] = None,
+    dense: Annotated[
+        bool | None,
+        typer.Option(
+            "--dense/--no-dense",
+            help="Add the embeddings signal (extra 'embeddings'); default: if installed.",
+        ),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
+) -> None:
+    """Evidence recall of packs on LoCoMo, with recency and BM25 baselines in the same run."""
+    from tierwise.bench.locomo import run_locomo_benchmark
+
+    try:
+        _check_encoding(encoding)
+        if limit_questions is not None and limit_questions < 1:
+            raise InputError("--limit-questions must be at least 1")
+        if not data.exists():
+            raise InputError(f"no such file: {data}; pass --data PATH to locomo-dev.json")
+        result = run_locomo_benchmark(
+            data,
+            budget=budget,
+            encoding=encoding,
+            retrieval_tokens=None,
+            limit_questions=limit_questions,
+            dump=dump,
+            as_json=as_json,
+            dense=dense,
+        )
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+@bench_app.command("engine")
+def bench_engine_command(
+    sizes: Annotated[
+        str, typer.Option(help="Session lengths (messages), comma-separated.")
+    ] = "200,1000,2000",
+    turns: Annotated[int, typer.Option(help="Timed turns per size and turn shape.")] = 60,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Also write the results as JSON here (e.g. bench/results/engine.json)."),
+    ] = None,
+) -> None:
+    """Time the chat engine's own work per turn (the model's time excluded), beside a minimal peer."""
+    from tierwise.bench.engine import run
+
+    try:
+        size_list = _int_list(sizes, "--sizes")
+        if turns < 1:
+            raise InputError("--turns must be at least 1")
+        if min(size_list) < 2:
+            raise InputError("--sizes must each be at least 2 messages")
+        run(sizes=size_list, turns=turns, out=out)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+
+
+@bench_app.command("pack")
+def bench_pack_command(
+    sizes: Annotated[
+        str, typer.Option(help="History lengths (messages), comma-separated.")
+    ] = "100,1000,10000",
+    budgets: Annotated[str, typer.Option(help="Budgets (tokens), comma-separated.")] = "4000,32000",
+    repeat: Annotated[int, typer.Option(help="Timed runs per case and contender.")] = 200,
+    encoding: Annotated[str, typer.Option(help="Tokenizer for both contenders.")] = DEFAULT_ENCODING,
+    out: Annotated[
+        Path | None, typer.Option(help="Also write the results as JSON here (e.g. bench/results/pack.json).")
+    ] = None,
+) -> None:
+    """Time tierwise's packer against langchain-core's trim_messages on the same histories."""
+    try:
+        from tierwise.bench.pack import run_pack_benchmark
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise _fail(
+            f"the benchmark needs the bench extra ({exc.name}); run: pip install -e '.[bench]'"
+        ) from None
+    try:
+        size_list = _int_list(sizes, "--sizes")
+        budget_list = _int_list(budgets, "--budgets")
+        if repeat < 1:
+            raise InputError("--repeat must be at least 1")
+        run_pack_benchmark(size_list, budget_list, repeat=repeat, encoding=encoding, out=out)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _int_list(text: str, option: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{option} takes whole numbers separated by commas, e.g. 100,1000") from None
+    if not values or any(v <= 0 for v in values):
+        raise InputError(f"{option} takes positive whole numbers separated by commas, e.g. 100,1000")
+    return values
+
+
+@bench_app.command("disclosure")
+def bench_disclosure_command(
+    scales: Annotated[
+        str, typer.Option(help="Workspace scales for tool latency, comma-separated.")
+    ] = "1,10,100",
+    repeat: Annotated[int, typer.Option(help="Timed calls per tool and scale.")] = 40,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write JSON here, and markdown beside it (e.g. bench/results/disclosure.json)."
+        ),
+    ] = None,
+) -> None:
+    """Tokens sent with progressive disclosure vs full records (30 requests), and tool latency by scale."""
+    from tierwise.bench.disclosure import run
+
+    try:
+        scale_list = _int_list(scales, "--scales")
+        if repeat < 1 or min(scale_list) < 1:
+            raise InputError("--repeat and every --scales value must be at least 1")
+        run(scales=scale_list, repeat=repeat, out=out)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+
+
+@bench_app.command("proxy")
+def bench_proxy_command(
+    clients: Annotated[int, typer.Option(help="Concurrent streaming clients.")] = 50,
+    requests: Annotated[int, typer.Option(help="Requests per client at most.")] = 20,
+    seconds: Annotated[
+        float, typer.Option(help="Per run: stop starting requests after this many seconds.")
+    ] = 60,
+    pace: Annotated[
+        list[str] | None,
+        typer.Option(help="Upstream pace: model (~0.8 s an answer) or stress (38 ms); repeat for both."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Also write JSON here (e.g. bench/results/proxy.json).")
+    ] = None,
+) -> None:
+    """Load the OpenAI-compatible proxy on loopback (fake upstream) beside a bare passthrough peer."""
+    from tierwise.bench.proxy import PACES, run
+
+    if clients < 1 or requests < 1 or seconds <= 0:
+        raise _fail("--clients and --requests must be at least 1, --seconds above 0")
+    unknown = sorted(set(pace or ()) - set(PACES))
+    if unknown:
+        raise _fail(f"unknown --pace {', '.join(unknown)}; use {' or '.join(PACES)}")
+    paces = {name: PACES[name] for name in pace} if pace else None
+    run(clients=clients, requests=requests, seconds=seconds, paces=paces, out=out)
