@@ -60,7 +60,7 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.errors import ProviderError
 from tierwise.server.app import ApiError
-from tierwise.server.openai_sessions import Sessions, Spent, session_key, spent_of, text_of
+from tierwise.server.openai_sessions import Sessions, Spent, Turn, session_key, spent_of, text_of
 
 __all__ = ["ChatCompletionRequest", "router"]
 
@@ -350,7 +350,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         body.user,
         [{"role": m.role, "content": m.content} for m in body.messages],
     )
-    pack = await sessions.begin(user, key, conversation, system=system, tools=tools, budget=budget)
+    pack = await sessions.begin(user, key, Turn(conversation, system, tools, budget))
     tool_choice: str | None = None
     if isinstance(body.tool_choice, str):
         tool_choice = body.tool_choice

@@ -51,6 +51,7 @@ __all__ = [
     "Prepared",
     "Sessions",
     "Spent",
+    "Turn",
     "entity_id",
     "session_key",
     "text_of",
@@ -119,6 +120,16 @@ def _diverged(stored: Sequence[Mapping[str, Any]], conversation: Sequence[Mappin
     return len(stored) > len(conversation) or any(
         _fingerprint(a) != _fingerprint(b) for a, b in zip(stored, conversation, strict=False)
     )
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What a request asks for: its conversation (no system messages), system text, tools, budget."""
+
+    conversation: list[dict[str, Any]]
+    system: str | None
+    tools: list[dict[str, Any]]
+    budget: Budget
 
 
 @dataclass
@@ -203,21 +214,10 @@ class Sessions:
             return work()
         return await anyio.to_thread.run_sync(work)
 
-    async def begin(
-        self,
-        user: str,
-        key: str,
-        conversation: list[dict[str, Any]],
-        *,
-        system: str | None,
-        tools: list[dict[str, Any]],
-        budget: Budget,
-    ) -> Packed:
+    async def begin(self, user: str, key: str, turn: Turn) -> Packed:
         """After the session's previous answer is stored: :meth:`prepare`, through :meth:`run`."""
         await self.wait(user, key)
-        prepared = await self.run(
-            lambda: self.prepare(user, key, conversation, system=system, tools=tools, budget=budget)
-        )
+        prepared = await self.run(lambda: self.prepare(user, key, turn))
         pack = prepared.pack
         return Packed(key, prepared.chat_id, pack.messages, pack.tools, pack.report.total_tokens, prepared)
 
@@ -264,16 +264,7 @@ class Sessions:
         with self._guard:
             return self._locks.setdefault((user, key), threading.Lock())
 
-    def prepare(
-        self,
-        user: str,
-        key: str,
-        conversation: list[dict[str, Any]],
-        *,
-        system: str | None,
-        tools: list[dict[str, Any]],
-        budget: Budget,
-    ) -> Prepared:
+    def prepare(self, user: str, key: str, turn: Turn) -> Prepared:
         """Find (or start) the session's chat, store the new messages, pack the current turn.
 
         Raises:
@@ -281,10 +272,10 @@ class Sessions:
         """
         with self.lock(user, key):
             try:
-                return self._prepare(user, key, conversation, system=system, tools=tools, budget=budget)
+                return self._prepare(user, key, turn)
             except NotFoundError:  # the remembered chat was deleted meanwhile: find or start another
                 self._forget(user, key)
-                return self._prepare(user, key, conversation, system=system, tools=tools, budget=budget)
+                return self._prepare(user, key, turn)
 
     def _remembered(self, user: str, key: str) -> str | None:
         with self._guard:
@@ -324,16 +315,8 @@ class Sessions:
         self._remember(user, key, memory.chat_id)
         return memory
 
-    def _prepare(
-        self,
-        user: str,
-        key: str,
-        conversation: list[dict[str, Any]],
-        *,
-        system: str | None,
-        tools: list[dict[str, Any]],
-        budget: Budget,
-    ) -> Prepared:
+    def _prepare(self, user: str, key: str, turn: Turn) -> Prepared:
+        conversation = turn.conversation
         memory = self._chat(user, key, conversation)
         guard = self.engine.guard
         health = band = None
@@ -352,10 +335,10 @@ class Sessions:
         upto = users[-1] if users else len(messages) - 1
         before = len(memory.memory.events)
         pack = memory.pack(
-            budget,
+            turn.budget,
             messages[upto:],
-            system=system,
-            tools=tools,
+            system=turn.system,
+            tools=turn.tools,
             upto=upto,
             band=band,
             health=health,
