@@ -10,13 +10,14 @@ model inside it (it streams a fixed answer and records how long its own stream t
   re-stream the chunks. No store, no packing.
 
 The clients run in a separate process (so their work does not compete with the server's for this
-one's interpreter lock): ``clients`` ``httpx`` streaming clients, each with its own session, sending
-a 20-message conversation that grows by one exchange per request, ``stream: true``, reading to
-``[DONE]``. *Added latency* is the client's time from sending to ``[DONE]`` minus the upstream's own
-stream time for that request: what the proxy adds, plus loopback HTTP and the client process's own
-work. *In handler* is the same difference measured inside the server (:class:`ServerClock`: from the
-ASGI call to the last body byte), which leaves out the client's work but also the time a request
-waits before the server reads it. Runs are bounded in requests and seconds.
+one's interpreter lock): ``clients`` streaming clients on keep-alive HTTP/1.1 connections, each with
+its own session, sending a 20-message conversation that grows by one exchange per request,
+``stream: true``, reading to ``[DONE]``. *Added latency* is the client's time from sending to
+``[DONE]`` minus the upstream's own stream time for that request: what the proxy adds, plus loopback
+HTTP and the client process's own work. *In handler* is the same difference measured inside the
+server (:class:`ServerClock`: from the ASGI call to the last body byte), which leaves out the
+client's work but also the time a request waits before the server reads it. Runs are bounded in
+requests and seconds.
 
 Two upstream paces:
 
@@ -41,7 +42,6 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-import httpx
 from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
 from rich.console import Console
@@ -165,8 +165,74 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else 0.0
 
 
+class _Connection:
+    """A keep-alive HTTP/1.1 connection that POSTs JSON and reads a server-sent-event stream.
+
+    The benchmark's client, written for this one job on asyncio streams: it is the instrument, and
+    must cost little next to what it measures (``httpx`` spent ~10 ms of CPU per streamed request
+    here, more than the proxy under test, and 50 of them in one process delayed their own reads).
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post_stream(self, path: str, body: bytes, headers: Mapping[str, str]) -> list[str]:
+        """POST ``body``; the ``data:`` payloads of the streamed answer up to ``[DONE]``.
+
+        Raises:
+            ConnectionError: the connection closed early, or the status was not 200.
+        """
+        if self.writer is None or self.reader is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        reader, writer = self.reader, self.writer
+        head = [f"POST {path} HTTP/1.1", f"Host: {self.host}:{self.port}", "Content-Type: application/json"]
+        head += [f"{name}: {value}" for name, value in headers.items()]
+        head.append(f"Content-Length: {len(body)}")
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        status = (await reader.readline()).split(b" ", 2)
+        if len(status) < 2 or status[1] != b"200":
+            raise ConnectionError(f"status {status!r}")
+        chunked = False
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            chunked = chunked or line.lower().startswith(b"transfer-encoding: chunked")
+        if not chunked:
+            raise ConnectionError("the answer was not streamed")
+        payloads: list[str] = []
+        pending = b""
+        while True:
+            size = int((await reader.readline()).split(b";", 1)[0], 16)
+            data = await reader.readexactly(size + 2)
+            if size == 0:
+                raise ConnectionError("the stream ended before [DONE]")
+            pending += data[:-2]
+            *events, pending = pending.split(b"\n\n")
+            for event in events:
+                if event.startswith(b"data: "):
+                    payload = event[6:].decode()
+                    if payload == "[DONE]":
+                        await self._drain(reader)
+                        return payloads
+                    payloads.append(payload)
+
+    @staticmethod
+    async def _drain(reader: asyncio.StreamReader) -> None:
+        """Read the rest of the chunked body (its last chunk) so the connection can be reused."""
+        while True:
+            size = int((await reader.readline()).split(b";", 1)[0], 16)
+            await reader.readexactly(size + 2)
+            if size == 0:
+                return
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self.writer is not None:
+            self.writer.close()
+
+
 async def _client(
-    client: httpx.AsyncClient,
+    connection: _Connection,
     index: int,
     start_s: float,
     requests: int,
@@ -180,7 +246,7 @@ async def _client(
             {"role": "assistant", "content": f"Earlier answer {turn}: the venue holds forty people."},
         ]
     await asyncio.sleep(start_s)
-    async with client:
+    try:
         for n in range(requests):
             if time.monotonic() > deadline:
                 return
@@ -190,23 +256,16 @@ async def _client(
                 "stream": True,
                 "messages": [*history, {"role": "user", "content": question}],
             }
+            headers = {"X-Tierwise-Session": f"load-{index}", _REQUEST_HEADER: question}
             started = time.perf_counter()
             answer = []
             try:
-                async with client.stream(
-                    "POST",
-                    "/v1/chat/completions",
-                    json=body,
-                    headers={"X-Tierwise-Session": f"load-{index}", _REQUEST_HEADER: question},
-                ) as response:
-                    response.raise_for_status()
-                    async for line in response.aiter_lines():
-                        if line == "data: [DONE]":
-                            break
-                        if line.startswith("data: "):
-                            for choice in json.loads(line[6:]).get("choices", []):
-                                answer.append(choice.get("delta", {}).get("content") or "")
-            except (httpx.HTTPError, ValueError):  # a failed request ends this client's conversation
+                for payload in await connection.post_stream(
+                    "/v1/chat/completions", json.dumps(body).encode(), headers
+                ):
+                    for choice in json.loads(payload).get("choices", []):
+                        answer.append(choice.get("delta", {}).get("content") or "")
+            except (OSError, ValueError, asyncio.IncompleteReadError):  # a failure ends this conversation
                 out.append((question, n, -1.0))
                 return
             out.append((question, n, time.perf_counter() - started))
@@ -214,6 +273,8 @@ async def _client(
                 {"role": "user", "content": question},
                 {"role": "assistant", "content": "".join(answer)},
             ]
+    finally:
+        connection.close()
 
 
 def _load(
@@ -231,8 +292,8 @@ def _load(
     gc.disable()
 
     async def load() -> float:
-        # Made before the clock starts: an httpx client builds an SSL context (~20 ms) even for http.
-        made = [httpx.AsyncClient(base_url=base, timeout=60) for _ in range(clients)]
+        host, port = base.removeprefix("http://").rsplit(":", 1)
+        made = [_Connection(host, int(port)) for _ in range(clients)]
         deadline = time.monotonic() + seconds
         started = time.perf_counter()
         await asyncio.gather(

@@ -232,6 +232,11 @@ class ChatEngine:
                 self._chats.popitem(last=False)
         return loaded, chat
 
+    def forget_memory(self, user_id: str, chat_id: str) -> None:
+        """Drop the chat's cached memory: the next :meth:`chat_memory` loads it from the store."""
+        with self._cache_lock:
+            self._chats.pop((user_id, chat_id), None)
+
     def is_running(self, user_id: str, chat_id: str) -> bool:
         """Whether a turn is in flight in this chat."""
         lock = self._locks.get((user_id, chat_id))

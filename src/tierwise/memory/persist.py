@@ -5,6 +5,11 @@ memory (or any model) sees it; closed segments, the narrative and archiving are 
 the store; every pack's composition, drops and reasons go to the audit log with its checksum, and a
 context snapshot (seed 004) is saved per pack. :meth:`ChatMemory.load` rebuilds memory from what the
 store holds, so a chat survives a restart.
+
+The one exception is :meth:`ChatMemory.stage`, for callers whose client keeps the conversation
+itself (the OpenAI-compatible endpoint): messages are remembered at once and stored with the next
+write, so a request's history is stored in the same commit as its answer. Lost staged messages are
+sent again by the client with its next request.
 """
 
 from __future__ import annotations
@@ -23,7 +28,15 @@ from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack
 from tierwise.store import Store, StoredMessage
 
-__all__ = ["ChatMemory", "StoreBlobs", "record_pack"]
+__all__ = ["ChatMemory", "StaleMemory", "StoreBlobs", "record_pack"]
+
+
+class StaleMemory(RuntimeError):
+    """Staged messages were stored at other positions than memory gave them: load the chat again."""
+
+    def __init__(self, chat_id: str, expected: int, got: int) -> None:
+        super().__init__(f"chat {chat_id}: staged messages stored from position {got}, not {expected}")
+        self.chat_id = chat_id
 
 
 class StoreBlobs:
@@ -61,6 +74,7 @@ class ChatMemory:
         self._saved_segments: dict[str, tuple[int, bool]] = {}
         self._archived_seq = -1
         self._saved_narrative: Narrative | None = None
+        self._staged: list[tuple[dict[str, Any], int, datetime | None]] = []
 
     @classmethod
     def load(cls, store: Store, user_id: str, chat_id: str, memory: Memory | None = None) -> ChatMemory:
@@ -101,6 +115,7 @@ class ChatMemory:
         """
         message = self.memory.compress(message)
         with self.store.batch():  # the message and what it changed, committed together
+            self._store_staged()
             stored = self.store.add_message(
                 self.user_id,
                 self.chat_id,
@@ -122,11 +137,59 @@ class ChatMemory:
         compressed = [self.memory.compress(message) for message in messages]
         counts = [self.memory.counter.count_message(message) for message in compressed]
         with self.store.batch():
+            self._store_staged()
             stored = self.store.add_messages(self.user_id, self.chat_id, compressed, token_counts=counts)
             for row in stored:
                 self.memory.add(row.message, at=row.created_at, id=f"m{row.seq}")
             self._sync()
         return stored
+
+    def stage(self, messages: Sequence[Mapping[str, Any]], *, at: datetime | None = None) -> None:
+        """Remember ``messages`` now and store them with the next write (:meth:`add`, :meth:`flush`…).
+
+        For a client that holds the conversation and sends it again on every request: its new
+        messages are packed at once, and stored in the same commit as the answer instead of one
+        commit before it. Each is remembered under the position it will be stored at.
+        """
+        for message in messages:
+            compressed = self.memory.compress(message)  # a large tool result's blob is stored now
+            tokens = self.memory.counter.count_message(compressed)
+            turn = self.memory.add(compressed, at=at, id=f"m{len(self.memory.turns)}")
+            self._staged.append((dict(compressed), tokens, at))
+            assert turn.index == len(self.memory.turns) - 1
+
+    @property
+    def staged(self) -> int:
+        """How many remembered messages are not stored yet (:meth:`stage`)."""
+        return len(self._staged)
+
+    def flush(self) -> None:
+        """Store the staged messages and what they changed (segments, narrative, archiving)."""
+        with self.store.batch():
+            self._store_staged()
+            self._sync()
+
+    def _store_staged(self) -> None:
+        """Store the staged messages at the positions memory gave them.
+
+        Raises:
+            StaleMemory: the chat was written to meanwhile (by another process, say), so the
+                positions differ: the enclosing batch stores nothing, and this memory must be loaded
+                again (the client sends the messages again).
+        """
+        if not self._staged:
+            return
+        staged, self._staged = self._staged, []
+        first = len(self.memory.turns) - len(staged)
+        stored = self.store.add_messages(
+            self.user_id,
+            self.chat_id,
+            [message for message, _, _ in staged],
+            token_counts=[tokens for _, tokens, _ in staged],
+            at=staged[0][2],
+        )
+        if stored and stored[0].seq != first:
+            raise StaleMemory(self.chat_id, first, stored[0].seq)
 
     def pack(
         self,
@@ -194,6 +257,7 @@ class ChatMemory:
 
     def _sync(self) -> None:
         """Write closed segments, the narrative and archiving through to the store."""
+        self._store_staged()  # segments and archiving refer to the staged messages' positions
         memory, store = self.memory, self.store
         for seg in memory.segments:
             state = (seg.last, seg.closed)

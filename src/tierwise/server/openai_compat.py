@@ -374,12 +374,15 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
     name = model_name(engine)
     stream = engine.provider.stream(upstream)
     seen: list[Event] = []
+    ended = False
 
     async def finish(events: Sequence[Event]) -> tuple[ModelResponse, Spent]:
         """The answer and its usage; storing them is left to run after the client has them."""
+        nonlocal ended
         response = await collect(_replay(events))
         spent = spent_of(engine, response.usage, pack.tokens, response)
         sessions.end(pack, response, spent)
+        ended = True
         return response, spent
 
     if not body.stream:
@@ -387,9 +390,14 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
             async for event in stream:
                 seen.append(event)
         except ProviderError:
+            sessions.end(pack)  # no answer: the request's messages are stored all the same
             raise
         except TierwiseError as exc:
+            sessions.end(pack)
             raise _UpstreamFailed(f"the upstream model failed: {exc}") from exc
+        except BaseException:
+            sessions.end(pack)
+            raise
         finally:
             await aclose(stream)
         response, spent = await finish(seen)
@@ -417,12 +425,15 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
                 break
     except ProviderError:
         await aclose(stream)
+        sessions.end(pack)
         raise
     except TierwiseError as exc:
         await aclose(stream)
+        sessions.end(pack)
         raise _UpstreamFailed(f"the upstream model failed: {exc}") from exc
     except BaseException:
         await aclose(stream)
+        sessions.end(pack)
         raise
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
 
@@ -452,6 +463,14 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
             yield event
 
     async def events() -> AsyncIterator[str]:
+        try:
+            async for text in answer():
+                yield text
+        finally:
+            if not ended:  # an upstream error mid-stream, or the client went away
+                sessions.end(pack)
+
+    async def answer() -> AsyncIterator[str]:
         streamed_calls = False
         complete_calls: list[ToolCall] = []
         done: Done | None = None
@@ -474,7 +493,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
                     complete_calls.append(event)
                 elif isinstance(event, Done):
                     done = event
-        except TierwiseError as exc:  # the stream had started: an error chunk, nothing stored
+        except TierwiseError as exc:  # the stream had started: an error chunk, no answer stored
             yield f"data: {json.dumps(_upstream_error(exc))}\n\n"
             yield "data: [DONE]\n\n"
             return

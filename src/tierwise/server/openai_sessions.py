@@ -5,17 +5,21 @@ request's user (``context_type="api"``) and, per request:
 
 1. **finds the chat** — the session's chat id is remembered in the process, so a known session costs
    no lookup; an unknown one is found by ``entity_id`` (the session key) or created;
-2. **stores what is new** — only messages not stored yet; if the client's history *diverges* from the
-   stored one (shorter, or an earlier message differs: an edit or a regenerate), the old chat is
-   retired (``context_type="api-superseded"``, nothing deleted) and a fresh one starts, so stored
-   history is never rewritten;
+2. **remembers what is new** — only messages not stored yet, *staged* in memory
+   (:meth:`ChatMemory.stage`): stored with the answer, in its commit, not in one of their own before
+   the request is forwarded. If the client's history *diverges* from the stored one (shorter, or an
+   earlier message differs: an edit or a regenerate), the old chat is retired
+   (``context_type="api-superseded"``, nothing deleted) and a fresh one starts, so stored history
+   is never rewritten;
 3. **packs the current turn** (the last user message and what follows it) with memory under the
    budget, in the cost guard's pruning band;
-4. after the answer has been **delivered**, stores it with the pack's audit and snapshot, the turn's
-   usage and spend, in one commit (:meth:`Sessions.finish_later`). That write is off the client's
-   path; the session's next request waits for it, so the order of a session's writes never changes.
-   If the process dies in between, nothing is corrupted: the client's next request carries the
-   answer in its history and it is stored then.
+4. after the answer has been **delivered**, stores the staged messages and the answer with the
+   pack's audit and snapshot, the turn's usage and spend, in one commit (:meth:`Sessions.end`). That
+   write is off the client's path; the session's next request runs it first if it has not run yet
+   (instead of queueing behind other sessions' writes), so the order of a session's writes never
+   changes. A request that gets no answer (the upstream failed, the client went away) still stores
+   its messages. If the process dies in between, nothing is corrupted: the client's next request
+   carries the messages and the answer in its history and they are stored then.
 
 The chat memory is the chat engine's (:meth:`ChatEngine.chat_memory`), so a session's chat is one
 object whether the web UI or the endpoint touches it, and is kept between requests.
@@ -38,11 +42,12 @@ import anyio
 from tierwise.budget import Budget, band_for_health
 from tierwise.chat.engine import ChatEngine
 from tierwise.memory.compaction import CompactionEvent
-from tierwise.memory.persist import ChatMemory
+from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse, Usage
 from tierwise.providers.pricing import cost
 from tierwise.store.errors import NotFoundError
+from tierwise.store.models import utcnow
 from tierwise.tokens import get_counter
 
 __all__ = [
@@ -183,12 +188,21 @@ class Spent:
         }
 
 
+@dataclass
+class _Finish:
+    """A session's answer to store: ``work`` runs once, from its ``task`` or from the next request."""
+
+    work: Callable[[], None]
+    task: asyncio.Task[None] | None = None
+    started: bool = False
+
+
 class Sessions:
     """The endpoint's sessions in one app: chat ids, per-session locks, answers still being stored.
 
     :meth:`prepare` and :meth:`finish` touch the store and pack; they run through :meth:`run` (on
-    the event loop for SQLite, in worker threads for PostgreSQL). :meth:`wait`, :meth:`finish_later`
-    and :meth:`drain` are called on the event loop.
+    the event loop for SQLite, in worker threads for PostgreSQL). :meth:`begin`, :meth:`end`,
+    :meth:`wait` and :meth:`drain` are called on the event loop.
     """
 
     def __init__(self, engine: ChatEngine, *, inline: bool | None = None) -> None:
@@ -198,7 +212,7 @@ class Sessions:
         self._guard = threading.Lock()
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._chats: OrderedDict[tuple[str, str], str] = OrderedDict()
-        self._pending: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._pending: dict[tuple[str, str], _Finish] = {}
 
     # -- on the event loop -------------------------------------------------------------------------
 
@@ -210,7 +224,6 @@ class Sessions:
         clients). A PostgreSQL call waits on a socket, so it goes to a worker thread.
         """
         if self.inline:
-            await asyncio.sleep(0)  # let the answer already sent go out first
             return work()
         return await anyio.to_thread.run_sync(work)
 
@@ -221,39 +234,58 @@ class Sessions:
         pack = prepared.pack
         return Packed(key, prepared.chat_id, pack.messages, pack.tools, pack.report.total_tokens, prepared)
 
-    def end(self, packed: Packed, response: ModelResponse, spent: Spent) -> None:
-        """:meth:`finish_later` for what :meth:`begin` prepared."""
-        self.finish_later(packed.handle, response, spent)
+    def end(self, packed: Packed, response: ModelResponse | None = None, spent: Spent | None = None) -> None:
+        """Store what :meth:`begin` prepared, with the answer if there is one, after the caller answered.
 
-    async def wait(self, user: str, key: str) -> None:
-        """Wait until the session's previous answer is stored (if it still is being stored)."""
-        pending = self._pending.get((user, key))
-        if pending is not None:
-            await asyncio.shield(pending)
-
-    def finish_later(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
-        """Store the answer and the turn's records (through :meth:`run`) after the caller has answered.
-
-        The session's next request waits for it (:meth:`wait`); a failure is logged, never raised
-        (the client already has the answer, and will send it back with its next request).
+        Without ``response`` (the upstream failed, the client went away) only the request's new
+        messages are stored. Runs through :meth:`run` once the event loop has sent what the caller
+        just gave it; the session's next request runs it first if it has not run by then
+        (:meth:`wait`). A failure is logged, never raised (the client already has the answer, and
+        sends it again with its next request).
         """
+        prepared: Prepared = packed.handle
         slot = (prepared.memory.user_id, prepared.key)
 
-        async def store() -> None:
+        def work() -> None:
             try:
-                await self.run(lambda: self.finish(prepared, response, spent))
+                self.finish(prepared, response, spent)
             except Exception:
                 log.exception("storing the answer of session %s failed", prepared.key)
-            finally:
-                if self._pending.get(slot) is task:
-                    del self._pending[slot]
 
-        task = asyncio.get_running_loop().create_task(store())
-        self._pending[slot] = task
+        job = _Finish(work)
+
+        async def later() -> None:
+            try:
+                await asyncio.sleep(0)  # let the answer already sent go out first
+                await self._start(job)
+            finally:
+                if self._pending.get(slot) is job:
+                    del self._pending[slot]
+                    with self._guard:
+                        if slot not in self._chats:  # forgotten meanwhile: its lock goes too
+                            self._drop_lock(slot)
+
+        job.task = asyncio.get_running_loop().create_task(later())
+        self._pending[slot] = job
+
+    async def _start(self, job: _Finish) -> None:
+        if not job.started:
+            job.started = True
+            await self.run(job.work)
+
+    async def wait(self, user: str, key: str) -> None:
+        """Make sure the session's previous answer is stored: run it now, or wait for it to finish."""
+        job = self._pending.get((user, key))
+        if job is None:
+            return
+        if not job.started:  # still queued behind other work: this request needs it now
+            await self._start(job)
+        elif job.task is not None:
+            await asyncio.shield(job.task)
 
     async def drain(self) -> None:
         """Wait for every answer still being stored (on shutdown)."""
-        pending = list(self._pending.values())
+        pending = [job.task for job in self._pending.values() if job.task is not None]
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
 
@@ -289,9 +321,13 @@ class Sessions:
             self._chats[(user, key)] = chat_id
             while len(self._chats) > _MAX_REMEMBERED:  # the least recent session is forgotten
                 evicted, _ = self._chats.popitem(last=False)
-                lock = self._locks.get(evicted)
-                if lock is not None and not lock.locked():
-                    del self._locks[evicted]
+                self._drop_lock(evicted)
+
+    def _drop_lock(self, slot: tuple[str, str]) -> None:
+        """Forget a session's lock unless it is in use or its answer is still to be stored."""
+        lock = self._locks.get(slot)
+        if lock is not None and not lock.locked() and slot not in self._pending:
+            del self._locks[slot]
 
     def _forget(self, user: str, key: str) -> None:
         with self._guard:
@@ -325,11 +361,9 @@ class Sessions:
             health = guard.health(user, memory.chat_id)
             band = band_for_health(health, guard.bands) if health is not None else None
         start = len(memory.memory.messages)
-        with self.store.batch(savepoints=False):  # no store error is caught inside
-            if len(conversation) - start == 1:
-                memory.add(conversation[start])
-            elif len(conversation) > start:  # a new session's history (or several new messages): one write
-                memory.extend(conversation[start:])
+        if len(conversation) > start:  # stored with the answer (or by end() without one)
+            with self.store.batch(savepoints=False):  # a large tool result's blob is stored now
+                memory.stage(conversation[start:], at=utcnow())
         messages = memory.memory.messages
         users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
         upto = users[-1] if users else len(messages) - 1
@@ -347,11 +381,27 @@ class Sessions:
         compaction = list(memory.memory.events[before:])
         return Prepared(key, memory, pack, compaction, len(conversation) - start)
 
-    def finish(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
-        """Store the answer, the pack's audit and snapshot, the turn's usage and spend: one commit."""
+    def finish(self, prepared: Prepared, response: ModelResponse | None, spent: Spent | None) -> None:
+        """Store the staged messages and the answer with the pack's records and the spend: one commit.
+
+        The records are the pack's audit and snapshot and the turn's usage; without an answer, only
+        the staged messages are stored.
+        """
+        chat = prepared.memory
+        with self.lock(chat.user_id, prepared.key):
+            try:
+                if response is None or spent is None:
+                    chat.flush()
+                else:
+                    self._store_answer(prepared, response, spent)
+            except StaleMemory:  # another writer moved the chat on: nothing stored, memory reloaded
+                log.info("chat %s changed under session %s: reloading it", chat.chat_id, prepared.key)
+                self.engine.forget_memory(chat.user_id, chat.chat_id)
+
+    def _store_answer(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
         chat, store, guard = prepared.memory, self.store, self.engine.guard
         user, chat_id = chat.user_id, chat.chat_id
-        with self.lock(user, prepared.key), store.batch(savepoints=False):
+        with store.batch(savepoints=False):
             chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
             chat.memory.maintain()  # summaries of closed segments, index rebuilds: between requests
             chat.record(prepared.pack, prepared.compaction)
