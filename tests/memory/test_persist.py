@@ -140,3 +140,58 @@ def test_load_takes_stored_summaries_instead_of_making_them_again(store: Any, mo
     again = ChatMemory.load(s, user.id, chat.id, Memory(policy=MemoryPolicy(defer_summaries=True)))
     assert {seg.id: seg.summary for seg in again.memory.segments if seg.id in saved} == saved
     assert again.memory.narrative == first.memory.narrative
+
+
+def test_staged_messages_are_packed_at_once_and_stored_with_the_next_write(store: Any) -> None:
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    memory = ChatMemory(s, user.id, chat.id)
+    memory.add({"role": "user", "content": "First question about the venue?"})
+    memory.add({"role": "assistant", "content": "The venue holds forty people."})
+    memory.stage([{"role": "user", "content": "And the catering budget?"}], at=T0)
+    assert memory.staged == 1 and len(s.list_messages(user.id, chat.id)) == 2  # not stored yet
+    question = memory.memory.messages[-1:]
+    pack = memory.pack(Budget(window=800), question, upto=2)
+    assert "catering" in json_of(pack.messages)
+    memory.add({"role": "assistant", "content": "Catering is 900 euros."})  # one commit for both
+    stored = s.list_messages(user.id, chat.id)
+    assert [m.seq for m in stored] == [0, 1, 2, 3] and memory.staged == 0
+    contents = [m.message["content"] for m in stored]
+    assert contents[2:] == ["And the catering budget?", "Catering is 900 euros."]
+    assert stored[2].created_at == T0
+    assert [t.id for t in memory.memory.turns] == ["m0", "m1", "m2", "m3"]
+    again = ChatMemory.load(s, user.id, chat.id)
+    assert [t.text for t in again.memory.turns] == [t.text for t in memory.memory.turns]
+
+
+def test_flush_stores_staged_messages_without_an_answer(store: Any) -> None:
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    memory = ChatMemory(s, user.id, chat.id)
+    memory.stage([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    memory.flush()
+    memory.flush()  # nothing left: nothing stored twice
+    assert [m.message["content"] for m in s.list_messages(user.id, chat.id)] == ["a", "b"]
+
+
+def test_staged_messages_on_a_chat_another_writer_moved_on_are_refused(store: Any) -> None:
+    from tierwise.memory.persist import StaleMemory
+
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    memory = ChatMemory(s, user.id, chat.id)
+    memory.stage([{"role": "user", "content": "mine"}])
+    s.add_message(user.id, chat.id, {"role": "user", "content": "theirs"}, token_count=2)
+    with pytest.raises(StaleMemory):
+        memory.add({"role": "assistant", "content": "answer"})
+    # nothing of the batch was kept: the store holds only the other writer's message
+    assert [m.message["content"] for m in s.list_messages(user.id, chat.id)] == ["theirs"]
+
+
+def json_of(messages: Any) -> str:
+    import json
+
+    return json.dumps(messages)

@@ -1,0 +1,112 @@
+"""When the OpenAI-compatible endpoint stores a request's messages: with its answer, or without one."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.server.test_openai_compat import backend_store, service
+from tierwise.budget import Budget
+from tierwise.providers.base import ModelResponse, TextDelta, Usage
+from tierwise.providers.errors import ProviderError
+from tierwise.providers.testing import Script, ScriptedModel
+from tierwise.server.openai_sessions import Sessions, Spent, Turn
+from tierwise.server.threaded import serve_in_thread
+from tierwise.store import Store
+
+__all__ = ["backend_store"]
+
+pytestmark = pytest.mark.anyio
+
+SESSION = {"X-Tierwise-Session": "s"}
+
+
+async def test_a_failed_upstream_stores_the_request_once_and_a_retry_carries_on(backend_store: Store) -> None:
+    failing = Script(error=ProviderError("overloaded", status=529, retryable=False))
+    svc = service(backend_store, ScriptedModel(failing, "Ninety euros."))
+    history: list[dict[str, Any]] = [{"role": "user", "content": "What does catering cost?"}]
+    async with svc.http() as http:
+        failed = await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        assert failed.status_code == 502
+        (chat,) = await svc.api_chats()
+        assert [m["content"] for m in await svc.stored(chat.id)] == ["What does catering cost?"]
+        retried = await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+    assert retried.status_code == 200, retried.text
+    (same,) = await svc.api_chats()
+    assert same.id == chat.id
+    assert [m["content"] for m in await svc.stored(chat.id)] == ["What does catering cost?", "Ninety euros."]
+
+
+def test_a_client_that_leaves_mid_stream_leaves_its_question_stored(store: Store) -> None:
+    slow = Script(*(TextDelta(f"word{i} ") for i in range(50)), delay=0.02)
+    svc = service(store, ScriptedModel(slow, "Short answer."))
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Tell me everything."}]
+    body = {"messages": history, "stream": True}
+
+    def stored() -> list[str]:
+        chats = store.list_chats(svc.user, context_type="api")
+        return [m.message["content"] for c in chats for m in store.list_messages(svc.user, c.id)]
+
+    with serve_in_thread(svc.app) as base, httpx.Client(base_url=base, timeout=10) as http:
+        with http.stream("POST", "/v1/chat/completions", json=body, headers=SESSION) as response:
+            for line in response.iter_lines():
+                if "word2" in line:
+                    break  # leave: the connection closes before the answer is complete
+        deadline = time.monotonic() + 5
+        while not stored() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the rest of the stream would have arrived by now
+        assert stored() == ["Tell me everything."]  # the question, without a half answer
+        again = http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        assert again.json()["choices"][0]["message"]["content"] == "Short answer."
+        deadline = time.monotonic() + 5
+        while len(stored()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert stored() == ["Tell me everything.", "Short answer."]
+
+
+async def test_a_chat_written_by_another_writer_meanwhile_is_reloaded_not_corrupted(store: Store) -> None:
+    svc = service(store, ScriptedModel("unused"))
+    sessions = Sessions(svc.engine)
+    budget = Budget(window=4_000, reserve=500)
+    question = {"role": "user", "content": "Mine?"}
+    prepared = sessions.prepare(svc.user, "s", Turn([question], None, [], budget))
+    # Another process appends to the same chat between the request and its answer.
+    store.add_message(svc.user, prepared.chat_id, {"role": "user", "content": "Theirs."}, token_count=3)
+    answer = ModelResponse(
+        text="Yours.", tool_calls=[], finish_reason="stop", model="m", usage=Usage(9, 2, 11)
+    )
+    sessions.finish(prepared, answer, Spent(9, 2, 0.0, True))
+    stored = store.list_messages(svc.user, prepared.chat_id)
+    assert [(m.seq, m.message["content"]) for m in stored] == [(0, "Theirs.")]  # nothing misnumbered
+    # The client's next request: memory is loaded again, sees the history differ, starts afresh.
+    follow = [question, {"role": "assistant", "content": "Yours."}, {"role": "user", "content": "And?"}]
+    again = sessions.prepare(svc.user, "s", Turn(follow, None, [], budget))
+    assert again.chat_id != prepared.chat_id
+    sessions.finish(again, answer, Spent(9, 2, 0.0, True))
+    assert [m.message["content"] for m in store.list_messages(svc.user, again.chat_id)] == [
+        "Mine?",
+        "Yours.",
+        "And?",
+        "Yours.",
+    ]
+
+
+async def test_the_next_request_stores_its_sessions_pending_answer_first(store: Store) -> None:
+    svc = service(store, ScriptedModel("One.", "Two."))
+    transport = httpx.ASGITransport(app=svc.app)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        sessions: Sessions = svc.app.state.openai_sessions
+        pending = sessions._pending.get((svc.user, "s"))
+        assert pending is not None and not pending.started  # not run yet: queued behind the reply
+        history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "Second?"}]
+        await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        assert pending.started
+    (chat,) = await svc.api_chats()
+    assert [m["content"] for m in await svc.stored(chat.id)] == ["First?", "One.", "Second?", "Two."]
+    assert len(store.list_audit(svc.user, chat_id=chat.id, event="turn")) == 2  # each answer once
