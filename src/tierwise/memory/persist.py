@@ -26,7 +26,7 @@ from tierwise.memory.engine import Form, Memory
 from tierwise.memory.narrative import Narrative
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack
-from tierwise.store import Store, StoredMessage
+from tierwise.store import Audit, Store, StoredMessage
 
 __all__ = ["ChatMemory", "StaleMemory", "StoreBlobs", "record_pack"]
 
@@ -74,7 +74,7 @@ class ChatMemory:
         self._saved_segments: dict[str, tuple[int, bool]] = {}
         self._archived_seq = -1
         self._saved_narrative: Narrative | None = None
-        self._staged: list[tuple[dict[str, Any], int, datetime | None]] = []
+        self._staged: list[tuple[Mapping[str, Any], int, datetime | None]] = []
 
     @classmethod
     def load(cls, store: Store, user_id: str, chat_id: str, memory: Memory | None = None) -> ChatMemory:
@@ -114,16 +114,14 @@ class ChatMemory:
         as the compressed form that points to it.
         """
         message = self.memory.compress(message)
+        tokens = self.memory.counter.count_message(message)
         with self.store.batch():  # the message and what it changed, committed together
-            self._store_staged()
-            stored = self.store.add_message(
-                self.user_id,
-                self.chat_id,
-                message,
-                token_count=self.memory.counter.count_message(message),
-                at=at,
-                metadata=metadata,
-            )
+            if self._staged:  # stored with the staged messages, in one statement
+                stored = self._store_staged((message, tokens, at), metadata=metadata)[-1]
+            else:
+                stored = self.store.add_message(
+                    self.user_id, self.chat_id, message, token_count=tokens, at=at, metadata=metadata
+                )
             self.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
             self._sync()
         return stored
@@ -169,8 +167,15 @@ class ChatMemory:
             self._store_staged()
             self._sync()
 
-    def _store_staged(self) -> None:
-        """Store the staged messages at the positions memory gave them.
+    def _store_staged(
+        self,
+        then: tuple[Mapping[str, Any], int, datetime | None] | None = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[StoredMessage]:
+        """Store the staged messages at the positions memory gave them (and ``then`` after them).
+
+        ``then`` is a message not remembered yet, with its token count and time (and ``metadata``).
 
         Raises:
             StaleMemory: the chat was written to meanwhile (by another process, say), so the
@@ -178,18 +183,21 @@ class ChatMemory:
                 again (the client sends the messages again).
         """
         if not self._staged:
-            return
+            return []
         staged, self._staged = self._staged, []
         first = len(self.memory.turns) - len(staged)
+        rows = [*staged, then] if then is not None else staged
         stored = self.store.add_messages(
             self.user_id,
             self.chat_id,
-            [message for message, _, _ in staged],
-            token_counts=[tokens for _, tokens, _ in staged],
-            at=staged[0][2],
+            [message for message, _, _ in rows],
+            token_counts=[tokens for _, tokens, _ in rows],
+            at=[at for _, _, at in rows],
+            metadata=[None] * len(staged) + [metadata] if then is not None else None,
         )
-        if stored and stored[0].seq != first:
+        if stored[0].seq != first:
             raise StaleMemory(self.chat_id, first, stored[0].seq)
+        return stored
 
     def pack(
         self,
@@ -229,20 +237,21 @@ class ChatMemory:
             self.record(pack, self.memory.events[events_before:])
         return pack
 
-    def record(self, pack: Pack, compaction: Sequence[CompactionEvent] = ()) -> None:
+    def record(
+        self, pack: Pack, compaction: Sequence[CompactionEvent] = (), *, also: Sequence[Audit] = ()
+    ) -> None:
         """Audit ``pack`` and the compaction done for it, save its snapshot, write memory through.
 
-        One commit for all of it.
+        One commit for all of it; the audit entries (and ``also``, the caller's) in one statement.
         """
         with self.store.batch():
-            self._record(pack, compaction)
+            self._record(pack, compaction, also)
 
-    def _record(self, pack: Pack, compaction: Sequence[CompactionEvent]) -> None:
-        for event in compaction:
-            self.store.audit(
-                self.user_id,
+    def _record(self, pack: Pack, compaction: Sequence[CompactionEvent], also: Sequence[Audit] = ()) -> None:
+        entries = [
+            Audit(
                 "compaction",
-                chat_id=self.chat_id,
+                self.chat_id,
                 details={
                     "action": event.action,
                     "threshold": event.threshold,
@@ -252,8 +261,10 @@ class ChatMemory:
                     "changed": event.changed,
                 },
             )
+            for event in compaction
+        ]
         self._sync()
-        record_pack(self.store, self.user_id, self.chat_id, pack)
+        record_pack(self.store, self.user_id, self.chat_id, pack, also=[*entries, *also])
 
     def _sync(self) -> None:
         """Write closed segments, the narrative and archiving through to the store."""
@@ -290,20 +301,30 @@ class ChatMemory:
             self._saved_narrative = memory.narrative
 
 
-def record_pack(store: Store, user_id: str, chat_id: str, pack: Pack, *, budget_percent: float = 0.0) -> None:
-    """Audit a pack (composition, drops, reasons, checksum) and save its context snapshot."""
+def record_pack(
+    store: Store,
+    user_id: str,
+    chat_id: str,
+    pack: Pack,
+    *,
+    budget_percent: float = 0.0,
+    also: Sequence[Audit] = (),
+) -> None:
+    """Audit a pack (composition, drops, reasons, checksum) and save its context snapshot.
+
+    ``also`` are audit entries written before the pack's, in the same statement.
+    """
     report = pack.report
     breakdown: dict[str, dict[str, int]] = {}
     for layer in report.layers:
         entry = breakdown.setdefault(layer.kind, {"tokens": 0, "items": 0})
         entry["tokens"] += layer.tokens
         entry["items"] += 1 if layer.status != "dropped" else 0
-    store.audit(
-        user_id,
+    audit = Audit(
         "pack",
-        chat_id=chat_id,
-        checksum=report.checksum,
-        details={
+        chat_id,
+        report.checksum,
+        {
             "total_tokens": report.total_tokens,
             "budget": report.budget,
             "tokens_saved": report.tokens_saved,
@@ -322,6 +343,7 @@ def record_pack(store: Store, user_id: str, chat_id: str, pack: Pack, *, budget_
             ],
         },
     )
+    store.audit_many(user_id, [*also, audit])
     store.save_snapshot(
         user_id,
         chat_id,

@@ -46,6 +46,7 @@ from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse, Usage
 from tierwise.providers.pricing import cost
+from tierwise.store import Audit
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import utcnow
 from tierwise.tokens import get_counter
@@ -401,32 +402,31 @@ class Sessions:
     def _store_answer(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
         chat, store, guard = prepared.memory, self.store, self.engine.guard
         user, chat_id = chat.user_id, chat.chat_id
+        turn = Audit(
+            "turn",
+            chat_id,
+            prepared.pack.report.checksum,
+            {
+                "source": "openai-compat",
+                "reason": response.finish_reason or "stop",
+                "steps": 1,
+                "model": response.model,
+                "messages_added": prepared.added + 1,
+                "usage": {
+                    "prompt_tokens": spent.prompt_tokens,
+                    "completion_tokens": spent.completion_tokens,
+                    "dollars": round(spent.dollars, 6),
+                    "price_known": spent.known,
+                },
+            },
+        )
         with store.batch(savepoints=False):
             chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
             chat.memory.maintain()  # summaries of closed segments, index rebuilds: between requests
-            chat.record(prepared.pack, prepared.compaction)
+            chat.record(prepared.pack, prepared.compaction, also=[turn])
             store.add_tokens_used(user, chat_id, spent.total_tokens)
             if guard is not None:
                 guard.record(user, chat_id, tokens=spent.total_tokens, dollars=spent.dollars)
-            store.audit(
-                user,
-                "turn",
-                chat_id=chat_id,
-                checksum=prepared.pack.report.checksum,
-                details={
-                    "source": "openai-compat",
-                    "reason": response.finish_reason or "stop",
-                    "steps": 1,
-                    "model": response.model,
-                    "messages_added": prepared.added + 1,
-                    "usage": {
-                        "prompt_tokens": spent.prompt_tokens,
-                        "completion_tokens": spent.completion_tokens,
-                        "dollars": round(spent.dollars, 6),
-                        "price_known": spent.known,
-                    },
-                },
-            )
 
 
 def spent_of(engine: ChatEngine, usage: Usage | None, prompt_tokens: int, response: ModelResponse) -> Spent:

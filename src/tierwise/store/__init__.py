@@ -10,6 +10,7 @@ from __future__ import annotations
 from tierwise.store.engine import create_engine, current_revision, head_revision, migrate
 from tierwise.store.errors import NotFoundError, StoreError
 from tierwise.store.records import (
+    Audit,
     AuditRecord,
     BlobInfo,
     BlobRef,
@@ -25,6 +26,7 @@ from tierwise.store.settings import data_dir, database_url
 
 __all__ = [
     "CHAT_FIELDS",
+    "Audit",
     "AuditRecord",
     "BlobInfo",
     "BlobRef",

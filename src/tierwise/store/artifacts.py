@@ -6,7 +6,7 @@ Mixed into :class:`~tierwise.store.repository.Store`; the same per-user scoping 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +17,7 @@ from tierwise.store import models
 from tierwise.store._base import StoreBase
 from tierwise.store.checks import check_count, check_json, check_text, check_time
 from tierwise.store.errors import NotFoundError
-from tierwise.store.records import AuditRecord, BlobInfo, BlobRef, Snapshot, StoredSegment
+from tierwise.store.records import Audit, AuditRecord, BlobInfo, BlobRef, Snapshot, StoredSegment
 
 __all__ = ["ArtifactsMixin"]
 
@@ -283,19 +283,35 @@ class ArtifactsMixin(StoreBase):
         details: Mapping[str, Any] | None = None,
     ) -> AuditRecord:
         """Append an entry to the user's audit log (``chat_id`` may name a chat since deleted)."""
-        check_text("event", event)
-        check_text("chat_id", chat_id, optional=True)
-        check_text("checksum", checksum, optional=True)
-        record = AuditRecord(
-            models.new_id(), user_id, chat_id, event, checksum, dict(details or {}), models.utcnow()
-        )
-        check_json("details", record.details)
+        return self.audit_many(user_id, [Audit(event, chat_id, checksum, details)])[0]
+
+    def audit_many(self, user_id: str, entries: Sequence[Audit]) -> list[AuditRecord]:
+        """Append several entries to the user's audit log in one statement, in order."""
+        records = []
+        for entry in entries:
+            check_text("event", entry.event)
+            check_text("chat_id", entry.chat_id, optional=True)
+            check_text("checksum", entry.checksum, optional=True)
+            record = AuditRecord(
+                models.new_id(),
+                user_id,
+                entry.chat_id,
+                entry.event,
+                entry.checksum,
+                dict(entry.details or {}),
+                models.utcnow(),
+            )
+            check_json("details", record.details)
+            records.append(record)
+        if not records:
+            return []
         with self._write() as session:
             try:
-                session.execute(_INSERT_AUDIT, {name: getattr(record, name) for name in _AUDIT_COLUMNS})
+                rows = [{name: getattr(record, name) for name in _AUDIT_COLUMNS} for record in records]
+                session.execute(_INSERT_AUDIT, rows if len(rows) > 1 else rows[0])
             except sa.exc.IntegrityError:  # the user foreign key
                 raise NotFoundError("user", user_id, user_id) from None
-            return record
+            return records
 
     def list_audit(
         self,

@@ -6,6 +6,7 @@ nothing in the database (use the :class:`~tierwise.store.repository.Store` metho
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,7 @@ import sqlalchemy as sa
 from tierwise.store import models
 
 __all__ = [
+    "Audit",
     "AuditRecord",
     "BlobInfo",
     "BlobRef",
@@ -25,6 +27,16 @@ __all__ = [
     "ToolCallRecord",
     "User",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    """An audit-log entry to append (:meth:`~tierwise.store.repository.Store.audit_many`)."""
+
+    event: str
+    chat_id: str | None = None
+    checksum: str | None = None
+    details: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -345,11 +345,13 @@ class Store(ArtifactsMixin, UsageMixin):
         messages: Sequence[Mapping[str, Any]],
         *,
         token_counts: Sequence[int],
-        at: datetime | None = None,
+        at: datetime | Sequence[datetime | None] | None = None,
+        metadata: Sequence[Mapping[str, Any] | None] | None = None,
     ) -> list[StoredMessage]:
         """Append several messages at the chat's next positions in two statements (an imported history).
 
-        Like :meth:`add_message` for each, in order, all-or-nothing.
+        Like :meth:`add_message` for each, in order, all-or-nothing. ``at`` is one time for all or
+        each message's (``None``: now); ``metadata``, if given, holds each message's (or ``None``).
 
         Raises:
             InputError: a message is not valid, or ``token_counts`` does not match ``messages``.
@@ -357,12 +359,19 @@ class Store(ArtifactsMixin, UsageMixin):
         """
         if len(token_counts) != len(messages):
             raise InputError(f"{len(messages)} messages but {len(token_counts)} token counts; give one each")
-        check_time("at", at)
+        if metadata is not None and len(metadata) != len(messages):
+            raise InputError(f"{len(messages)} messages but {len(metadata)} metadata; give one each")
+        times = list(at) if isinstance(at, Sequence) else [at] * len(messages)
+        if len(times) != len(messages):
+            raise InputError(f"{len(messages)} messages but {len(times)} times; give one each")
+        for when in times:
+            check_time("at", when)
         rows = []
-        for message, tokens in zip(messages, token_counts, strict=True):
+        for i, (message, tokens) in enumerate(zip(messages, token_counts, strict=True)):
             columns = message_columns(message)
             check_count("token_count", tokens)
-            rows.append((columns, tokens))
+            meta = dict(check_json("metadata", dict(metadata[i] or {}))) if metadata is not None else {}
+            rows.append((columns, tokens, meta))
         if not rows:
             return []
         now = models.utcnow()
@@ -374,8 +383,8 @@ class Store(ArtifactsMixin, UsageMixin):
                 raise NotFoundError("chat", chat_id, user_id)
             first = taken - len(rows)
             values = [
-                _message_row(chat_id, user_id, first + i, columns, tokens, at or now, {}, None)
-                for i, (columns, tokens) in enumerate(rows)
+                _message_row(chat_id, user_id, first + i, columns, tokens, times[i] or now, meta, None)
+                for i, (columns, tokens, meta) in enumerate(rows)
             ]
             session.execute(_INSERT_MESSAGE, values)  # one executemany
             return [StoredMessage(**row) for row in values]
