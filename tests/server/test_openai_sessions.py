@@ -110,3 +110,23 @@ async def test_the_next_request_stores_its_sessions_pending_answer_first(store: 
     (chat,) = await svc.api_chats()
     assert [m["content"] for m in await svc.stored(chat.id)] == ["First?", "One.", "Second?", "Two."]
     assert len(store.list_audit(svc.user, chat_id=chat.id, event="turn")) == 2  # each answer once
+
+
+async def test_a_chat_deleted_by_another_process_is_noticed_on_the_next_write(store: Store) -> None:
+    svc = service(store, ScriptedModel("One.", "Two.", "Three."))
+    history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
+    async with svc.http() as http:
+        await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        (chat,) = await svc.api_chats()
+        store.delete_chat(svc.user, chat.id)  # behind the server's back: its memory is still held
+        history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "Second?"}]
+        second = await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        assert second.status_code == 200  # answered from memory; storing it finds the chat gone
+        assert await svc.api_chats() == []
+        history += [{"role": "assistant", "content": "Two."}, {"role": "user", "content": "Third?"}]
+        third = await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+    assert third.status_code == 200
+    (fresh,) = await svc.api_chats()
+    assert fresh.id != chat.id
+    contents = [m["content"] for m in await svc.stored(fresh.id)]
+    assert contents == ["First?", "One.", "Second?", "Two.", "Third?", "Three."]

@@ -232,6 +232,18 @@ class ChatEngine:
                 self._chats.popitem(last=False)
         return loaded, chat
 
+    def cached_memory(self, user_id: str, chat_id: str) -> ChatMemory | None:
+        """The chat's memory if this engine holds it, without asking the store whether it moved on.
+
+        For a caller that finds out on its next write instead (:class:`StaleMemory`,
+        :class:`NotFoundError`) and then calls :meth:`forget_memory`.
+        """
+        with self._cache_lock:
+            cached = self._chats.get((user_id, chat_id))
+            if cached is not None:
+                self._chats.move_to_end((user_id, chat_id))
+            return cached
+
     def forget_memory(self, user_id: str, chat_id: str) -> None:
         """Drop the chat's cached memory: the next :meth:`chat_memory` loads it from the store."""
         with self._cache_lock:

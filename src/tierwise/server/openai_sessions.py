@@ -339,7 +339,9 @@ class Sessions:
         if chat_id is None:
             found = self.store.list_chats(user, context_type=CONTEXT_TYPE, entity_id=entity_id(key), limit=1)
             chat_id = found[0].id if found else None
-        memory = self.engine.chat_memory(user, chat_id) if chat_id is not None else None
+        memory = None
+        if chat_id is not None:  # a session's own chat is read from the store only when not held
+            memory = self.engine.cached_memory(user, chat_id) or self.engine.chat_memory(user, chat_id)
         if memory is not None and _diverged(memory.memory.messages, conversation):
             log.info("session %s diverged from chat %s: starting a fresh chat", key, memory.chat_id)
             self.store.update_chat(user, memory.chat_id, context_type=RETIRED_CONTEXT_TYPE)
@@ -398,6 +400,10 @@ class Sessions:
             except StaleMemory:  # another writer moved the chat on: nothing stored, memory reloaded
                 log.info("chat %s changed under session %s: reloading it", chat.chat_id, prepared.key)
                 self.engine.forget_memory(chat.user_id, chat.chat_id)
+            except NotFoundError:  # deleted meanwhile: the client's next request starts a new chat
+                log.info("chat %s of session %s is gone", chat.chat_id, prepared.key)
+                self.engine.forget_memory(chat.user_id, chat.chat_id)
+                self._forget(chat.user_id, prepared.key)
 
     def _store_answer(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
         chat, store, guard = prepared.memory, self.store, self.engine.guard
