@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 
 from tierwise.errors import InputError
 from tierwise.store import models
@@ -26,6 +27,34 @@ __all__ = ["ArtifactsMixin"]
 _INSERT_SNAPSHOT = sa.insert(models.ContextSnapshot.__table__)  # type: ignore[arg-type]
 _INSERT_AUDIT = sa.insert(models.AuditEntry.__table__)  # type: ignore[arg-type]
 _AUDIT_COLUMNS = tuple(column.key for column in models.AuditEntry.__table__.columns)
+
+
+def _upsert_segment(insert: Any) -> Any:
+    """``INSERT … ON CONFLICT (chat_id, id) DO UPDATE`` of a segment, only over the same user's row."""
+    table = models.Segment.__table__
+    statement = insert(table).values({c.key: sa.bindparam(f"b_{c.key}") for c in table.columns})
+    kept = ("chat_id", "id", "user_id", "created_at")
+    return statement.on_conflict_do_update(
+        index_elements=["chat_id", "id"],
+        set_={c.key: statement.excluded[c.key] for c in table.columns if c.key not in kept},
+        where=table.c.user_id == statement.excluded.user_id,
+    ).returning(*table.columns)
+
+
+_UPSERT_SEGMENT = {"sqlite": _upsert_segment(sqlite.insert), "postgresql": _upsert_segment(postgresql.insert)}
+_MSG: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
+_MINE = (_MSG.c.user_id == sa.bindparam("b_user"), _MSG.c.chat_id == sa.bindparam("b_chat"))
+_UNSEGMENT_MESSAGES = (
+    sa.update(_MSG)
+    .where(*_MINE, _MSG.c.segment_id == sa.bindparam("b_segment"))
+    .where(sa.or_(_MSG.c.seq < sa.bindparam("b_first"), _MSG.c.seq > sa.bindparam("b_last")))
+    .values(segment_id=None)
+)
+_SEGMENT_MESSAGES = (
+    sa.update(_MSG)
+    .where(*_MINE, _MSG.c.seq >= sa.bindparam("b_first"), _MSG.c.seq <= sa.bindparam("b_last"))
+    .values(segment_id=sa.bindparam("b_segment"))
+)
 
 
 class ArtifactsMixin(StoreBase):
@@ -85,31 +114,19 @@ class ArtifactsMixin(StoreBase):
             "boundary_reason": boundary_reason,
             "updated_at": now,
         }
-        seg, msg = models.Segment, models.ChatMessage
-        with self._write() as session:
-            self._chat(session, user_id, chat_id, lock=True)
-            insert = self._insert(seg).values(
-                chat_id=chat_id, id=segment_id, user_id=user_id, created_at=now, **values
-            )
-            session.execute(insert.on_conflict_do_update(index_elements=["chat_id", "id"], set_=values))
-            mine = (msg.user_id == user_id, msg.chat_id == chat_id)
-            session.execute(
-                sa.update(msg)
-                .where(*mine, msg.segment_id == segment_id, sa.or_(msg.seq < first_seq, msg.seq > last_seq))
-                .values(segment_id=None)
-                .execution_options(synchronize_session=False)
-            )
-            session.execute(
-                sa.update(msg)
-                .where(*mine, msg.seq >= first_seq, msg.seq <= last_seq)
-                .values(segment_id=segment_id)
-                .execution_options(synchronize_session=False)
-            )
-            row = session.scalars(
-                sa.select(seg)
-                .where(seg.chat_id == chat_id, seg.id == segment_id)
-                .execution_options(populate_existing=True)
-            ).one()
+        params = {f"b_{name}": value for name, value in values.items()}
+        params.update(b_chat_id=chat_id, b_id=segment_id, b_user_id=user_id, b_created_at=now)
+        with self._write() as session:  # prepared Core statements: a segment closes every few turns
+            try:
+                row = session.execute(_UPSERT_SEGMENT[self._engine.dialect.name], params).one_or_none()
+            except sa.exc.IntegrityError:  # the (chat, user) foreign key: not this user's chat
+                raise NotFoundError("chat", chat_id, user_id) from None
+            if row is None:  # the id is taken in this chat by another user's row: not theirs to change
+                raise NotFoundError("chat", chat_id, user_id)
+            span: dict[str, Any] = {"b_user": user_id, "b_chat": chat_id, "b_segment": segment_id}
+            span.update(b_first=first_seq, b_last=last_seq)
+            session.execute(_UNSEGMENT_MESSAGES, span)
+            session.execute(_SEGMENT_MESSAGES, span)
             return StoredSegment.of(row)
 
     def get_segment(self, user_id: str, chat_id: str, segment_id: str) -> StoredSegment:

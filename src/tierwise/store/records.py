@@ -224,7 +224,7 @@ class StoredSegment:
     updated_at: datetime
 
     @classmethod
-    def of(cls, row: models.Segment) -> StoredSegment:
+    def of(cls, row: models.Segment | sa.Row[Any]) -> StoredSegment:
         """The record of a row."""
         return cls(
             row.id,
