@@ -264,12 +264,16 @@ class Store(ArtifactsMixin, UsageMixin):
     def update_chat(self, user_id: str, chat_id: str, **fields: Any) -> Chat:
         """Change the chat's fields (names in :data:`CHAT_FIELDS`) and return it."""
         check_chat_fields(fields)
+        statement = (  # one Core UPDATE … RETURNING: the narrative is written each time a segment closes
+            sa.update(_CHAT)
+            .where(*_OWN_CHAT)
+            .values({**fields, "updated_at": models.utcnow()})
+            .returning(*_CHAT.columns)
+        )
         with self._write() as session:
-            row = self._chat(session, user_id, chat_id, lock=True)
-            for key, value in fields.items():
-                setattr(row, key, value)
-            row.updated_at = models.utcnow()
-            session.flush()
+            row = session.execute(statement, {"b_chat": chat_id, "b_user": user_id}).one_or_none()
+            if row is None:
+                raise NotFoundError("chat", chat_id, user_id)
             return Chat.of(row)
 
     def add_tokens_used(self, user_id: str, chat_id: str, tokens: int) -> int:

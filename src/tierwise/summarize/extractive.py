@@ -61,7 +61,7 @@ def split_sentences(text: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words of ``text`` without stopwords (numbers and dates kept)."""
-    return [w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in _STOP]
+    return [w for w in map(str.lower, _WORD.findall(text)) if w not in _STOP]
 
 
 class ExtractiveSummarizer:
@@ -84,11 +84,11 @@ class ExtractiveSummarizer:
         sentences = split_sentences(text)
         if not sentences or max_tokens < 1:
             return ""
-        freq = Counter(w for s in sentences for w in set(content_words(s)))
+        vocabularies = [set(content_words(sentence)) for sentence in sentences]
+        freq = Counter(w for words in vocabularies for w in words)
         focus_words = set(content_words(focus or ""))
         scored = []
-        for i, sentence in enumerate(sentences):
-            words = set(content_words(sentence))
+        for i, (sentence, words) in enumerate(zip(sentences, vocabularies, strict=True)):
             if not words:
                 continue
             centrality = sum(freq[w] + (freq[w] if w in focus_words else 0) for w in words)
