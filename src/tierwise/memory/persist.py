@@ -1,5 +1,8 @@
 """Memory bound to a stored chat: persisted first, written through, audited.
 
+Each method's writes are one transaction (``store.batch(savepoints=False)``: nothing in them
+catches a store error, so a failure rolls all of it back).
+
 :class:`ChatMemory` is what the chat engine and the service use. Every message is stored before
 memory (or any model) sees it; closed segments, the narrative and archiving are written through to
 the store; every pack's composition, drops and reasons go to the audit log with its checksum, and a
@@ -97,7 +100,7 @@ class ChatMemory:
                 bound.memory.restore(
                     seg, saved.header, saved.summary, saved.entities, saved.topic, saved.outcome
                 )
-        with store.batch():
+        with store.batch(savepoints=False):
             bound._sync()
         return bound
 
@@ -115,7 +118,7 @@ class ChatMemory:
         """
         message = self.memory.compress(message)
         tokens = self.memory.counter.count_message(message)
-        with self.store.batch():  # the message and what it changed, committed together
+        with self.store.batch(savepoints=False):  # the message and what it changed, committed together
             if self._staged:  # stored with the staged messages, in one statement
                 stored = self._store_staged((message, tokens, at), metadata=metadata)[-1]
             else:
@@ -134,7 +137,7 @@ class ChatMemory:
         """
         compressed = [self.memory.compress(message) for message in messages]
         counts = [self.memory.counter.count_message(message) for message in compressed]
-        with self.store.batch():
+        with self.store.batch(savepoints=False):
             self._store_staged()
             stored = self.store.add_messages(self.user_id, self.chat_id, compressed, token_counts=counts)
             for row in stored:
@@ -163,7 +166,7 @@ class ChatMemory:
 
     def flush(self) -> None:
         """Store the staged messages and what they changed (segments, narrative, archiving)."""
-        with self.store.batch():
+        with self.store.batch(savepoints=False):
             self._store_staged()
             self._sync()
 
@@ -244,7 +247,7 @@ class ChatMemory:
 
         One commit for all of it; the audit entries (and ``also``, the caller's) in one statement.
         """
-        with self.store.batch():
+        with self.store.batch(savepoints=False):
             self._record(pack, compaction, also)
 
     def _record(self, pack: Pack, compaction: Sequence[CompactionEvent], also: Sequence[Audit] = ()) -> None:

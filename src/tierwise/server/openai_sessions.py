@@ -33,7 +33,8 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -140,13 +141,19 @@ class Turn:
 
 @dataclass
 class Prepared:
-    """A request's chat, its pack and what packing compacted; ``added`` messages were stored."""
+    """A request's chat, its pack and what packing compacted; ``added`` messages are new.
+
+    ``recorded``: its messages are stored and its pack audited (:meth:`Sessions.settle`); ``lost``:
+    the chat changed or went away under it, so nothing more of it is stored.
+    """
 
     key: str
     memory: ChatMemory
     pack: Pack
     compaction: list[CompactionEvent]
     added: int
+    recorded: bool = False
+    lost: bool = False
 
     @property
     def chat_id(self) -> str:
@@ -214,6 +221,7 @@ class Sessions:
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._chats: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._pending: dict[tuple[str, str], _Finish] = {}
+        self._settling: set[asyncio.Task[None]] = set()
 
     # -- on the event loop -------------------------------------------------------------------------
 
@@ -229,9 +237,24 @@ class Sessions:
         return await anyio.to_thread.run_sync(work)
 
     async def begin(self, user: str, key: str, turn: Turn) -> Packed:
-        """After the session's previous answer is stored: :meth:`prepare`, through :meth:`run`."""
+        """After the session's previous answer is stored: :meth:`prepare`, through :meth:`run`.
+
+        The request's messages and pack audit are stored (:meth:`settle`) right after the caller has
+        sent the pack upstream, while the answer is awaited.
+        """
         await self.wait(user, key)
         prepared = await self.run(lambda: self.prepare(user, key, turn))
+
+        async def settle() -> None:
+            await asyncio.sleep(0)  # the caller sends the pack upstream first
+            try:
+                await self.run(lambda: self.settle(prepared))
+            except Exception:
+                log.exception("storing the request of session %s failed", key)
+
+        task = asyncio.get_running_loop().create_task(settle())
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
         pack = prepared.pack
         return Packed(key, prepared.chat_id, pack.messages, pack.tools, pack.report.total_tokens, prepared)
 
@@ -285,8 +308,9 @@ class Sessions:
             await asyncio.shield(job.task)
 
     async def drain(self) -> None:
-        """Wait for every answer still being stored (on shutdown)."""
+        """Wait for every request and answer still being stored (on shutdown)."""
         pending = [job.task for job in self._pending.values() if job.task is not None]
+        pending += self._settling
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
 
@@ -384,26 +408,48 @@ class Sessions:
         compaction = list(memory.memory.events[before:])
         return Prepared(key, memory, pack, compaction, len(conversation) - start)
 
-    def finish(self, prepared: Prepared, response: ModelResponse | None, spent: Spent | None) -> None:
-        """Store the staged messages and the answer with the pack's records and the spend: one commit.
+    def settle(self, prepared: Prepared) -> None:
+        """Store the request's new messages and audit its pack (while the upstream answers)."""
+        with self.lock(prepared.memory.user_id, prepared.key), self._losing(prepared):
+            if not prepared.lost:
+                self._record(prepared)
 
-        The records are the pack's audit and snapshot and the turn's usage; without an answer, only
-        the staged messages are stored.
+    def _record(self, prepared: Prepared, also: Sequence[Audit] = ()) -> None:
+        if not prepared.recorded:
+            prepared.recorded = True
+            prepared.memory.record(prepared.pack, prepared.compaction, also=also)
+        elif also:
+            self.store.audit_many(prepared.memory.user_id, also)
+
+    def finish(self, prepared: Prepared, response: ModelResponse | None, spent: Spent | None) -> None:
+        """Store the answer with the turn's usage and spend, in one commit.
+
+        If :meth:`settle` has not run, the request's messages and pack audit go in the same commit;
+        without an answer, only those are stored.
         """
+        with self.lock(prepared.memory.user_id, prepared.key), self._losing(prepared):
+            if prepared.lost:
+                return
+            if response is None or spent is None:
+                self._record(prepared)
+            else:
+                self._store_answer(prepared, response, spent)
+
+    @contextmanager
+    def _losing(self, prepared: Prepared) -> Iterator[None]:
+        """If the block finds the chat changed or gone, mark the request lost and forget the chat."""
         chat = prepared.memory
-        with self.lock(chat.user_id, prepared.key):
-            try:
-                if response is None or spent is None:
-                    chat.flush()
-                else:
-                    self._store_answer(prepared, response, spent)
-            except StaleMemory:  # another writer moved the chat on: nothing stored, memory reloaded
-                log.info("chat %s changed under session %s: reloading it", chat.chat_id, prepared.key)
-                self.engine.forget_memory(chat.user_id, chat.chat_id)
-            except NotFoundError:  # deleted meanwhile: the client's next request starts a new chat
-                log.info("chat %s of session %s is gone", chat.chat_id, prepared.key)
-                self.engine.forget_memory(chat.user_id, chat.chat_id)
-                self._forget(chat.user_id, prepared.key)
+        try:
+            yield
+        except StaleMemory:  # another writer moved the chat on: nothing stored, memory reloaded
+            log.info("chat %s changed under session %s: reloading it", chat.chat_id, prepared.key)
+            prepared.lost = True
+            self.engine.forget_memory(chat.user_id, chat.chat_id)
+        except NotFoundError:  # deleted meanwhile: the client's next request starts a new chat
+            log.info("chat %s of session %s is gone", chat.chat_id, prepared.key)
+            prepared.lost = True
+            self.engine.forget_memory(chat.user_id, chat.chat_id)
+            self._forget(chat.user_id, prepared.key)
 
     def _store_answer(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
         chat, store, guard = prepared.memory, self.store, self.engine.guard
@@ -429,7 +475,7 @@ class Sessions:
         with store.batch(savepoints=False):
             chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
             chat.memory.maintain()  # summaries of closed segments, index rebuilds: between requests
-            chat.record(prepared.pack, prepared.compaction, also=[turn])
+            self._record(prepared, also=[turn])
             store.add_tokens_used(user, chat_id, spent.total_tokens)
             if guard is not None:
                 guard.record(user, chat_id, tokens=spent.total_tokens, dollars=spent.dollars)
