@@ -240,17 +240,15 @@ class ChatMemory:
             self.record(pack, self.memory.events[events_before:])
         return pack
 
-    def record(
-        self, pack: Pack, compaction: Sequence[CompactionEvent] = (), *, also: Sequence[Audit] = ()
-    ) -> None:
+    def record(self, pack: Pack, compaction: Sequence[CompactionEvent] = ()) -> None:
         """Audit ``pack`` and the compaction done for it, save its snapshot, write memory through.
 
-        One commit for all of it; the audit entries (and ``also``, the caller's) in one statement.
+        One commit for all of it; the audit entries in one statement.
         """
         with self.store.batch(savepoints=False):
-            self._record(pack, compaction, also)
+            self._record(pack, compaction)
 
-    def _record(self, pack: Pack, compaction: Sequence[CompactionEvent], also: Sequence[Audit] = ()) -> None:
+    def _record(self, pack: Pack, compaction: Sequence[CompactionEvent]) -> None:
         entries = [
             Audit(
                 "compaction",
@@ -267,7 +265,7 @@ class ChatMemory:
             for event in compaction
         ]
         self._sync()
-        record_pack(self.store, self.user_id, self.chat_id, pack, also=[*entries, *also])
+        record_pack(self.store, self.user_id, self.chat_id, pack, also=entries)
 
     def _sync(self) -> None:
         """Write closed segments, the narrative and archiving through to the store."""

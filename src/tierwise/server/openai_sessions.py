@@ -47,7 +47,6 @@ from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse, Usage
 from tierwise.providers.pricing import cost
-from tierwise.store import Audit
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import utcnow
 from tierwise.tokens import get_counter
@@ -414,12 +413,19 @@ class Sessions:
             if not prepared.lost:
                 self._record(prepared)
 
-    def _record(self, prepared: Prepared, also: Sequence[Audit] = ()) -> None:
+    def _record(self, prepared: Prepared) -> None:
+        """Memory upkeep, then the request's messages and pack audit: once, and before its answer.
+
+        Upkeep (summaries of segments that closed, index rebuilds) runs at the same point of every
+        request, whichever of :meth:`settle` and :meth:`finish` gets here first, so the next pack is
+        the same whatever the timing.
+        """
         if not prepared.recorded:
             prepared.recorded = True
-            prepared.memory.record(prepared.pack, prepared.compaction, also=also)
-        elif also:
-            self.store.audit_many(prepared.memory.user_id, also)
+            chat = prepared.memory
+            with self.store.batch(savepoints=False):
+                chat.memory.maintain()
+                chat.record(prepared.pack, prepared.compaction)
 
     def finish(self, prepared: Prepared, response: ModelResponse | None, spent: Spent | None) -> None:
         """Store the answer with the turn's usage and spend, in one commit.
@@ -454,28 +460,24 @@ class Sessions:
     def _store_answer(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
         chat, store, guard = prepared.memory, self.store, self.engine.guard
         user, chat_id = chat.user_id, chat.chat_id
-        turn = Audit(
-            "turn",
-            chat_id,
-            prepared.pack.report.checksum,
-            {
-                "source": "openai-compat",
-                "reason": response.finish_reason or "stop",
-                "steps": 1,
-                "model": response.model,
-                "messages_added": prepared.added + 1,
-                "usage": {
-                    "prompt_tokens": spent.prompt_tokens,
-                    "completion_tokens": spent.completion_tokens,
-                    "dollars": round(spent.dollars, 6),
-                    "price_known": spent.known,
-                },
+        details = {
+            "source": "openai-compat",
+            "reason": response.finish_reason or "stop",
+            "steps": 1,
+            "model": response.model,
+            "messages_added": prepared.added + 1,
+            "usage": {
+                "prompt_tokens": spent.prompt_tokens,
+                "completion_tokens": spent.completion_tokens,
+                "dollars": round(spent.dollars, 6),
+                "price_known": spent.known,
             },
-        )
+        }
         with store.batch(savepoints=False):
+            self._record(prepared)  # if settle() has not run yet
             chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
-            chat.memory.maintain()  # summaries of closed segments, index rebuilds: between requests
-            self._record(prepared, also=[turn])
+            checksum = prepared.pack.report.checksum
+            store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
             store.add_tokens_used(user, chat_id, spent.total_tokens)
             if guard is not None:
                 guard.record(user, chat_id, tokens=spent.total_tokens, dollars=spent.dollars)
