@@ -36,6 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 import anyio
@@ -66,6 +67,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CONTEXT_TYPE = "api"
+_SETTLE_STEPS = ("upkeep", "record")
 RETIRED_CONTEXT_TYPE = "api-superseded"
 _MAX_ENTITY_ID = 128
 _MAX_REMEMBERED = 10_000
@@ -142,8 +144,9 @@ class Turn:
 class Prepared:
     """A request's chat, its pack and what packing compacted; ``added`` messages are new.
 
-    ``recorded``: its messages are stored and its pack audited (:meth:`Sessions.settle`); ``lost``:
-    the chat changed or went away under it, so nothing more of it is stored.
+    ``kept_up``: memory upkeep ran for it, ``recorded``: its messages are stored and its pack audited
+    (:meth:`Sessions.settle`); ``lost``: the chat changed or went away under it, so nothing more of
+    it is stored.
     """
 
     key: str
@@ -151,6 +154,8 @@ class Prepared:
     pack: Pack
     compaction: list[CompactionEvent]
     added: int
+    lock: threading.Lock  # the session's (kept here: the session may be forgotten meanwhile)
+    kept_up: bool = False
     recorded: bool = False
     lost: bool = False
 
@@ -245,9 +250,10 @@ class Sessions:
         prepared = await self.run(lambda: self.prepare(user, key, turn))
 
         async def settle() -> None:
-            await asyncio.sleep(0)  # the caller sends the pack upstream first
             try:
-                await self.run(lambda: self.settle(prepared))
+                for step in _SETTLE_STEPS:  # the event loop serves others between the steps
+                    await asyncio.sleep(0)  # (and, first, the caller sends the pack upstream)
+                    await self.run(partial(self.settle, prepared, step))
             except Exception:
                 log.exception("storing the request of session %s failed", key)
 
@@ -405,39 +411,39 @@ class Sessions:
             record=False,  # recorded with the answer, after it is delivered
         )
         compaction = list(memory.memory.events[before:])
-        return Prepared(key, memory, pack, compaction, len(conversation) - start)
+        return Prepared(key, memory, pack, compaction, len(conversation) - start, self.lock(user, key))
 
-    def settle(self, prepared: Prepared) -> None:
-        """Store the request's new messages and audit its pack (while the upstream answers)."""
-        with self.lock(prepared.memory.user_id, prepared.key), self._losing(prepared):
-            if not prepared.lost:
-                self._record(prepared)
+    def settle(self, prepared: Prepared, upto: str = "record") -> None:
+        """Memory upkeep, then the request's messages and pack audit (while the upstream answers).
 
-    def _record(self, prepared: Prepared) -> None:
-        """Memory upkeep, then the request's messages and pack audit: once, and before its answer.
-
-        Upkeep (summaries of segments that closed, index rebuilds) runs at the same point of every
-        request, whichever of :meth:`settle` and :meth:`finish` gets here first, so the next pack is
-        the same whatever the timing.
+        ``upto="upkeep"`` stops after the upkeep. Each step runs once, in this order, before the
+        request's answer is stored: whichever of :meth:`settle` and :meth:`finish` gets to it first
+        runs it, so the next pack is the same whatever the timing.
         """
-        if not prepared.recorded:
+        with prepared.lock, self._losing(prepared):
+            if not prepared.lost:
+                self._settle(prepared, upto)
+
+    def _settle(self, prepared: Prepared, upto: str = "record") -> None:
+        chat = prepared.memory
+        if not prepared.kept_up:  # summaries of segments that closed, index rebuilds
+            prepared.kept_up = True
+            chat.memory.maintain()
+        if upto == "record" and not prepared.recorded:
+            chat.record(prepared.pack, prepared.compaction)
             prepared.recorded = True
-            chat = prepared.memory
-            with self.store.batch(savepoints=False):
-                chat.memory.maintain()
-                chat.record(prepared.pack, prepared.compaction)
 
     def finish(self, prepared: Prepared, response: ModelResponse | None, spent: Spent | None) -> None:
         """Store the answer with the turn's usage and spend, in one commit.
 
-        If :meth:`settle` has not run, the request's messages and pack audit go in the same commit;
-        without an answer, only those are stored.
+        What of :meth:`settle` has not run yet runs first, in the same commit; without an answer,
+        only that is stored.
         """
-        with self.lock(prepared.memory.user_id, prepared.key), self._losing(prepared):
+        with prepared.lock, self._losing(prepared):
             if prepared.lost:
                 return
             if response is None or spent is None:
-                self._record(prepared)
+                self._settle(prepared)
             else:
                 self._store_answer(prepared, response, spent)
 
@@ -474,7 +480,7 @@ class Sessions:
             },
         }
         with store.batch(savepoints=False):
-            self._record(prepared)  # if settle() has not run yet
+            self._settle(prepared)  # what of it has not run yet
             chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
             checksum = prepared.pack.report.checksum
             store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
