@@ -10,9 +10,11 @@ import pytest
 
 from tests.server.test_openai_compat import backend_store, service
 from tierwise.budget import Budget
+from tierwise.chat.engine import ChatEngine
 from tierwise.providers.base import ModelResponse, TextDelta, Usage
 from tierwise.providers.errors import ProviderError
 from tierwise.providers.testing import Script, ScriptedModel
+from tierwise.server import create_app
 from tierwise.server.openai_sessions import Sessions, Spent, Turn
 from tierwise.server.threaded import serve_in_thread
 from tierwise.store import Store
@@ -95,21 +97,46 @@ async def test_a_chat_written_by_another_writer_meanwhile_is_reloaded_not_corrup
     ]
 
 
-async def test_the_next_request_stores_its_sessions_pending_answer_first(store: Store) -> None:
-    svc = service(store, ScriptedModel("One.", "Two."))
+async def test_the_next_request_packs_the_answer_before_it_is_stored(store: Store) -> None:
+    model = ScriptedModel("One.", "Two.")
+    svc = service(store, model)
     transport = httpx.ASGITransport(app=svc.app)
     history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
         await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
         sessions: Sessions = svc.app.state.openai_sessions
         pending = sessions._pending.get((svc.user, "s"))
-        assert pending is not None and not pending.started  # not run yet: queued behind the reply
+        assert pending is not None and not pending.started  # not stored yet: queued behind the reply
         history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "Second?"}]
         await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
-        assert pending.started
+    # The second request did not wait for the first answer's write, and was packed with it.
+    assert any(m.get("content") == "One." for m in model.requests[1].messages)
     (chat,) = await svc.api_chats()
     assert [m["content"] for m in await svc.stored(chat.id)] == ["First?", "One.", "Second?", "Two."]
+    assert [m.seq for m in store.list_messages(svc.user, chat.id)] == [0, 1, 2, 3]
     assert len(store.list_audit(svc.user, chat_id=chat.id, event="turn")) == 2  # each answer once
+    assert len(store.list_audit(svc.user, chat_id=chat.id, event="pack")) == 2
+
+
+async def test_with_a_cost_guard_the_next_request_records_the_previous_spend_first(store: Store) -> None:
+    from tierwise.chat.costguard import CostGuard, Limits, MemoryLedger
+
+    ledger = MemoryLedger()
+    engine = ChatEngine(
+        store,
+        ScriptedModel("One.", "Two."),
+        budget=Budget(window=4_000, reserve=500),
+        guard=CostGuard(Limits(session_tokens=1_000_000), ledger),
+    )
+    app = create_app(store, engine)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        pending = app.state.openai_sessions._pending.get((app.state.user_of(None), "s"))
+        assert pending is not None and not pending.started
+        history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "Second?"}]
+        await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        assert pending.started  # run by the second request, before its cost check
 
 
 async def test_a_chat_deleted_by_another_process_is_noticed_on_the_next_write(store: Store) -> None:

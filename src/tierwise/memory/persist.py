@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from tierwise.budget import Budget, PruningBand
 from tierwise.memory.assemble import pack_turn
@@ -32,6 +32,15 @@ from tierwise.packing.report import Pack
 from tierwise.store import Audit, Store, StoredMessage
 
 __all__ = ["ChatMemory", "StaleMemory", "StoreBlobs", "record_pack"]
+
+
+class _Staged(NamedTuple):
+    """A message remembered but not stored yet (:meth:`ChatMemory.stage`)."""
+
+    message: Mapping[str, Any]
+    tokens: int
+    at: datetime | None
+    metadata: Mapping[str, Any] | None
 
 
 class StaleMemory(RuntimeError):
@@ -77,7 +86,7 @@ class ChatMemory:
         self._saved_segments: dict[str, tuple[int, bool]] = {}
         self._archived_seq = -1
         self._saved_narrative: Narrative | None = None
-        self._staged: list[tuple[Mapping[str, Any], int, datetime | None]] = []
+        self._staged: list[_Staged] = []
 
     @classmethod
     def load(cls, store: Store, user_id: str, chat_id: str, memory: Memory | None = None) -> ChatMemory:
@@ -120,7 +129,7 @@ class ChatMemory:
         tokens = self.memory.counter.count_message(message)
         with self.store.batch(savepoints=False):  # the message and what it changed, committed together
             if self._staged:  # stored with the staged messages, in one statement
-                stored = self._store_staged((message, tokens, at), metadata=metadata)[-1]
+                stored = self._store_staged(_Staged(message, tokens, at, metadata))[-1]
             else:
                 stored = self.store.add_message(
                     self.user_id, self.chat_id, message, token_count=tokens, at=at, metadata=metadata
@@ -145,19 +154,24 @@ class ChatMemory:
             self._sync()
         return stored
 
-    def stage(self, messages: Sequence[Mapping[str, Any]], *, at: datetime | None = None) -> None:
+    def stage(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        at: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         """Remember ``messages`` now and store them with the next write (:meth:`add`, :meth:`flush`…).
 
-        For a client that holds the conversation and sends it again on every request: its new
-        messages are packed at once, and stored in the same commit as the answer instead of one
-        commit before it. Each is remembered under the position it will be stored at.
+        For a client that holds the conversation and sends it again on every request: its
+        messages are packed at once and stored later, off the answer's path, all in one insert.
+        Each is remembered under the position it will be stored at (with ``metadata``, if given).
         """
         for message in messages:
             compressed = self.memory.compress(message)  # a large tool result's blob is stored now
             tokens = self.memory.counter.count_message(compressed)
-            turn = self.memory.add(compressed, at=at, id=f"m{len(self.memory.turns)}")
-            self._staged.append((dict(compressed), tokens, at))
-            assert turn.index == len(self.memory.turns) - 1
+            self.memory.add(compressed, at=at, id=f"m{len(self.memory.turns)}")
+            self._staged.append(_Staged(dict(compressed), tokens, at, metadata))
 
     @property
     def staged(self) -> int:
@@ -170,15 +184,10 @@ class ChatMemory:
             self._store_staged()
             self._sync()
 
-    def _store_staged(
-        self,
-        then: tuple[Mapping[str, Any], int, datetime | None] | None = None,
-        *,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> list[StoredMessage]:
-        """Store the staged messages at the positions memory gave them (and ``then`` after them).
+    def _store_staged(self, then: _Staged | None = None) -> list[StoredMessage]:
+        """Store the staged messages at the positions memory gave them (``then`` after them).
 
-        ``then`` is a message not remembered yet, with its token count and time (and ``metadata``).
+        ``then`` is a message not remembered yet (:meth:`add`'s).
 
         Raises:
             StaleMemory: the chat was written to meanwhile (by another process, say), so the
@@ -187,17 +196,17 @@ class ChatMemory:
         """
         if not self._staged:
             return []
-        staged, self._staged = self._staged, []
-        first = len(self.memory.turns) - len(staged)
-        rows = [*staged, then] if then is not None else staged
+        first = len(self.memory.turns) - len(self._staged)
+        rows = [*self._staged, then] if then is not None else self._staged
         stored = self.store.add_messages(
             self.user_id,
             self.chat_id,
-            [message for message, _, _ in rows],
-            token_counts=[tokens for _, tokens, _ in rows],
-            at=[at for _, _, at in rows],
-            metadata=[None] * len(staged) + [metadata] if then is not None else None,
+            [row.message for row in rows],
+            token_counts=[row.tokens for row in rows],
+            at=[row.at for row in rows],
+            metadata=[row.metadata for row in rows],
         )
+        self._staged = []  # stored, or lost to another writer (the client sends them again)
         if stored[0].seq != first:
             raise StaleMemory(self.chat_id, first, stored[0].seq)
         return stored

@@ -381,8 +381,8 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         nonlocal ended
         response = await collect(_replay(events))
         spent = spent_of(engine, response.usage, pack.tokens, response)
-        sessions.end(pack, response, spent)
         ended = True
+        await sessions.answered(pack, response, spent)
         return response, spent
 
     if not body.stream:

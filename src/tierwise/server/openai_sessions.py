@@ -145,8 +145,8 @@ class Prepared:
     """A request's chat, its pack and what packing compacted; ``added`` messages are new.
 
     ``kept_up``: memory upkeep ran for it, ``recorded``: its messages are stored and its pack audited
-    (:meth:`Sessions.settle`); ``lost``: the chat changed or went away under it, so nothing more of
-    it is stored.
+    (:meth:`Sessions.settle`), ``answered``: its answer is in memory (:meth:`Sessions.take_answer`);
+    ``lost``: the chat changed or went away under it, so nothing more of it is stored.
     """
 
     key: str
@@ -157,6 +157,7 @@ class Prepared:
     lock: threading.Lock  # the session's (kept here: the session may be forgotten meanwhile)
     kept_up: bool = False
     recorded: bool = False
+    answered: bool = False
     lost: bool = False
 
     @property
@@ -225,7 +226,7 @@ class Sessions:
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._chats: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._pending: dict[tuple[str, str], _Finish] = {}
-        self._settling: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- on the event loop -------------------------------------------------------------------------
 
@@ -258,19 +259,30 @@ class Sessions:
                 log.exception("storing the request of session %s failed", key)
 
         task = asyncio.get_running_loop().create_task(settle())
-        self._settling.add(task)
-        task.add_done_callback(self._settling.discard)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
         pack = prepared.pack
         return Packed(key, prepared.chat_id, pack.messages, pack.tools, pack.report.total_tokens, prepared)
+
+    async def answered(self, packed: Packed, response: ModelResponse, spent: Spent) -> None:
+        """Remember the answer (the session's next request packs with it), then :meth:`end`.
+
+        Only memory changes here, on the answer's path; the store's writes come after.
+        """
+        try:
+            await self.run(partial(self.take_answer, packed.handle, response))
+        except Exception:  # end() stores (and remembers) it all the same
+            log.exception("remembering the answer of session %s failed", packed.key)
+        self.end(packed, response, spent)
 
     def end(self, packed: Packed, response: ModelResponse | None = None, spent: Spent | None = None) -> None:
         """Store what :meth:`begin` prepared, with the answer if there is one, after the caller answered.
 
         Without ``response`` (the upstream failed, the client went away) only the request's new
         messages are stored. Runs through :meth:`run` once the event loop has sent what the caller
-        just gave it; the session's next request runs it first if it has not run by then
-        (:meth:`wait`). A failure is logged, never raised (the client already has the answer, and
-        sends it again with its next request).
+        just gave it. The session's next request does not wait for it (its memory is already up to
+        date), unless a cost guard must see this answer's spend first (:meth:`wait`). A failure is
+        logged, never raised (the client already has the answer, and sends it again next time).
         """
         prepared: Prepared = packed.handle
         slot = (prepared.memory.user_id, prepared.key)
@@ -295,6 +307,8 @@ class Sessions:
                             self._drop_lock(slot)
 
         job.task = asyncio.get_running_loop().create_task(later())
+        self._background.add(job.task)
+        job.task.add_done_callback(self._background.discard)
         self._pending[slot] = job
 
     async def _start(self, job: _Finish) -> None:
@@ -303,9 +317,9 @@ class Sessions:
             await self.run(job.work)
 
     async def wait(self, user: str, key: str) -> None:
-        """Make sure the session's previous answer is stored: run it now, or wait for it to finish."""
+        """With a cost guard: make sure the session's previous spend is recorded (run it now, or wait)."""
         job = self._pending.get((user, key))
-        if job is None:
+        if job is None or self.engine.guard is None:
             return
         if not job.started:  # still queued behind other work: this request needs it now
             await self._start(job)
@@ -314,10 +328,8 @@ class Sessions:
 
     async def drain(self) -> None:
         """Wait for every request and answer still being stored (on shutdown)."""
-        pending = [job.task for job in self._pending.values() if job.task is not None]
-        pending += self._settling
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     # -- through run() ------------------------------------------------------------------------------
 
@@ -433,6 +445,15 @@ class Sessions:
             chat.record(prepared.pack, prepared.compaction)
             prepared.recorded = True
 
+    def take_answer(self, prepared: Prepared, response: ModelResponse) -> None:
+        """Remember the answer in the session's memory (staged: stored by :meth:`finish`)."""
+        with prepared.lock, self._losing(prepared):
+            if not prepared.lost:
+                self._settle(prepared, "upkeep")  # upkeep comes before the answer, always
+                meta = {"source": "openai-compat", "model": response.model}
+                prepared.memory.stage([response.message()], at=utcnow(), metadata=meta)
+                prepared.answered = True
+
     def finish(self, prepared: Prepared, response: ModelResponse | None, spent: Spent | None) -> None:
         """Store the answer with the turn's usage and spend, in one commit.
 
@@ -443,7 +464,9 @@ class Sessions:
             if prepared.lost:
                 return
             if response is None or spent is None:
-                self._settle(prepared)
+                with self.store.batch(savepoints=False):
+                    self._settle(prepared)
+                    prepared.memory.flush()
             else:
                 self._store_answer(prepared, response, spent)
 
@@ -481,7 +504,10 @@ class Sessions:
         }
         with store.batch(savepoints=False):
             self._settle(prepared)  # what of it has not run yet
-            chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
+            if prepared.answered:
+                chat.flush()  # the answer (and whatever else is staged)
+            else:  # take_answer() failed: stored (and remembered) now
+                chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
             checksum = prepared.pack.report.checksum
             store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
             store.add_tokens_used(user, chat_id, spent.total_tokens)
