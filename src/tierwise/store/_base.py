@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from tierwise.store import models
+from tierwise.store.checkpoint import Checkpointer
 from tierwise.store.engine import WRITE
 from tierwise.store.errors import NotFoundError
 
@@ -25,6 +26,7 @@ class StoreBase:
         self._reader = sessionmaker(bind=engine, expire_on_commit=False)
         self._writer = sessionmaker(bind=engine.execution_options(**{WRITE: True}), expire_on_commit=False)
         self._batch = threading.local()  # the open batch transaction of this thread, if any
+        self._checkpointer: Checkpointer | None = None  # a SQLite file's (set by Store.open)
 
     @property
     def engine(self) -> Engine:

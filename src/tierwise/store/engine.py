@@ -33,6 +33,7 @@ __all__ = [
     "migrate",
     "migrate_engine",
     "normalize_url",
+    "sqlite_memory",
 ]
 
 MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
@@ -71,21 +72,26 @@ def normalize_url(url: str | URL | None = None) -> URL:
     return parsed
 
 
-def _sqlite_memory(url: URL) -> bool:
+def sqlite_memory(url: URL) -> bool:
+    """Whether ``url`` is an in-memory SQLite database."""
     return url.database in (None, "", ":memory:") or "mode=memory" in str(url.query)
 
 
-def create_engine(url: str | URL | None = None, **kwargs: Any) -> Engine:
+def create_engine(
+    url: str | URL | None = None, *, background_checkpoints: bool = False, **kwargs: Any
+) -> Engine:
     """An engine for ``url`` (see :func:`normalize_url`), set up for the store.
 
     SQLite: the file's directory is created; every connection turns on foreign keys, WAL and a
-    busy timeout, and transactions are real (``BEGIN``, or ``BEGIN IMMEDIATE`` for writes). An
-    in-memory database is one shared connection (for tests and single-threaded use only).
+    busy timeout, and transactions are real (``BEGIN``, or ``BEGIN IMMEDIATE`` for writes). With
+    ``background_checkpoints`` no commit checkpoints the WAL (run a
+    :class:`~tierwise.store.checkpoint.Checkpointer`). An in-memory database is one shared
+    connection (for tests and single-threaded use only).
     """
     parsed = normalize_url(url)
     if parsed.get_backend_name() != "sqlite":
         return sa.create_engine(parsed, pool_pre_ping=True, **kwargs)
-    if _sqlite_memory(parsed):
+    if sqlite_memory(parsed):
         kwargs.setdefault("poolclass", StaticPool)
         kwargs.setdefault("connect_args", {"check_same_thread": False})
     else:
@@ -94,7 +100,7 @@ def create_engine(url: str | URL | None = None, **kwargs: Any) -> Engine:
             Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         kwargs.setdefault("connect_args", {"timeout": _SQLITE_BUSY_SECONDS})
     engine = sa.create_engine(parsed, **kwargs)
-    memory = _sqlite_memory(parsed)
+    memory = sqlite_memory(parsed)
 
     @sa.event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -106,6 +112,8 @@ def create_engine(url: str | URL | None = None, **kwargs: Any) -> Engine:
             if not memory:
                 cursor.execute("PRAGMA journal_mode = WAL")
                 cursor.execute("PRAGMA synchronous = NORMAL")
+                if background_checkpoints:
+                    cursor.execute("PRAGMA wal_autocheckpoint = 0")
         finally:
             cursor.close()
 

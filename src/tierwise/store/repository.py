@@ -30,6 +30,7 @@ from sqlalchemy.engine import URL
 from tierwise.errors import InputError
 from tierwise.store import models
 from tierwise.store.artifacts import ArtifactsMixin
+from tierwise.store.checkpoint import Checkpointer
 from tierwise.store.checks import (
     CHAT_FIELDS,
     check_chat_fields,
@@ -39,7 +40,7 @@ from tierwise.store.checks import (
     check_time,
     message_columns,
 )
-from tierwise.store.engine import create_engine, migrate_engine
+from tierwise.store.engine import create_engine, migrate_engine, normalize_url, sqlite_memory
 from tierwise.store.errors import NotFoundError
 from tierwise.store.records import Chat, StoredMessage, ToolCallRecord, User
 from tierwise.store.usage import UsageMixin
@@ -143,18 +144,28 @@ class Store(ArtifactsMixin, UsageMixin):
     def open(cls, url: str | URL | None = None) -> Store:
         """Migrate the database at ``url`` to the newest schema and return a store on it.
 
-        ``url`` defaults to ``TIERWISE_DATABASE_URL``, else the SQLite file in the data dir.
+        ``url`` defaults to ``TIERWISE_DATABASE_URL``, else the SQLite file in the data dir. A
+        SQLite file's WAL is checkpointed in a background thread, not by whichever commit crosses
+        the threshold (:mod:`tierwise.store.checkpoint`).
         """
-        engine = create_engine(url)
+        parsed = normalize_url(url)
+        file = parsed.get_backend_name() == "sqlite" and not sqlite_memory(parsed)
+        engine = create_engine(parsed, background_checkpoints=file)
         try:
             migrate_engine(engine)
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine)
+        store = cls(engine)
+        if file:
+            store._checkpointer = Checkpointer(engine).start()
+        return store
 
     def close(self) -> None:
-        """Close every pooled connection."""
+        """Stop checkpointing (after a last checkpoint) and close every pooled connection."""
+        checkpointer, self._checkpointer = self._checkpointer, None
+        if checkpointer is not None:
+            checkpointer.stop()
         self._engine.dispose()
 
     def __enter__(self) -> Store:
