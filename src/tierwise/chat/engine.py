@@ -226,11 +226,22 @@ class ChatEngine:
         loaded = ChatMemory.load(
             self.store, user_id, chat_id, self.memory_factory(StoreBlobs(self.store, user_id))
         )
+        self._cache(user_id, chat_id, loaded)
+        return loaded, chat
+
+    def _cache(self, user_id: str, chat_id: str, memory: ChatMemory) -> None:
         with self._cache_lock:
-            self._chats[key] = loaded
+            self._chats[(user_id, chat_id)] = memory
             while len(self._chats) > _MAX_CACHED_CHATS:
                 self._chats.popitem(last=False)
-        return loaded, chat
+
+    def new_chat_memory(self, user_id: str, chat_id: str) -> ChatMemory:
+        """The memory of a chat just created (nothing to load), cached like :meth:`chat_memory`'s."""
+        memory = ChatMemory(
+            self.store, user_id, chat_id, self.memory_factory(StoreBlobs(self.store, user_id))
+        )
+        self._cache(user_id, chat_id, memory)
+        return memory
 
     def cached_memory(self, user_id: str, chat_id: str) -> ChatMemory | None:
         """The chat's memory if this engine holds it, without asking the store whether it moved on.

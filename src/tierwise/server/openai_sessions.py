@@ -391,7 +391,7 @@ class Sessions:
             chat = self.store.create_chat(
                 user, title=f"API {key[:60]}", context_type=CONTEXT_TYPE, entity_id=entity_id(key)
             )
-            memory = self.engine.chat_memory(user, chat.id)
+            memory = self.engine.new_chat_memory(user, chat.id)
         self._remember(user, key, memory.chat_id)
         return memory
 
