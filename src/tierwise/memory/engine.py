@@ -206,11 +206,15 @@ class Memory:
         """
         end = len(self.turns) if upto is None else min(upto, len(self.turns))
         done = len(self.retriever)
-        waiting = end - done
-        if waiting <= 0 or (not force and waiting < max(16, done // 8)):
+        if end - done <= 0 or (not force and not self._index_due(end)):
             return
         self.retriever.add(self.turns[done:end])
         self.retriever.prepare()
+
+    def _index_due(self, end: int | None = None) -> bool:
+        """Whether the turns before ``end`` waiting for the index make a batch (see :meth:`index`)."""
+        done = len(self.retriever)
+        return (len(self.turns) if end is None else end) - done >= max(16, done // 8)
 
     def maintain(self) -> None:
         """Housekeeping that can wait until an answer is delivered: bring the search index up to date.
@@ -220,8 +224,20 @@ class Memory:
         ``MemoryPolicy.defer_summaries`` it also summarises segments that closed during the turn
         (a closed segment is still in the recent turns sent whole, so its summary can wait).
         """
-        self._settle()
+        while self.maintain_step():
+            pass
+
+    def maintain_step(self) -> bool:
+        """One piece of :meth:`maintain` (a segment's summaries, or the index); whether more is left.
+
+        For a caller that lets other work run between the pieces; the pieces run in the same order
+        as :meth:`maintain`'s, so the result is the same.
+        """
+        if self._unsettled:
+            self._close(self._unsettled.pop(0))
+            return bool(self._unsettled) or self._index_due()
         self.index(force=False)
+        return False
 
     def compress(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
         """A tool message over the blob threshold as its compressed form (stored as a blob), else as given."""

@@ -67,7 +67,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CONTEXT_TYPE = "api"
-_SETTLE_STEPS = ("upkeep", "record")
+_FINISH_AFTER_S = 0.02
 RETIRED_CONTEXT_TYPE = "api-superseded"
 _MAX_ENTITY_ID = 128
 _MAX_REMEMBERED = 10_000
@@ -251,10 +251,13 @@ class Sessions:
         prepared = await self.run(lambda: self.prepare(user, key, turn))
 
         async def settle() -> None:
-            try:
-                for step in _SETTLE_STEPS:  # the event loop serves others between the steps
-                    await asyncio.sleep(0)  # (and, first, the caller sends the pack upstream)
-                    await self.run(partial(self.settle, prepared, step))
+            try:  # in pieces: the event loop serves others between them
+                more = True
+                while more:  # memory upkeep (and, first, the caller sends the pack upstream)
+                    await asyncio.sleep(0)
+                    more = await self.run(partial(self.settle, prepared, "upkeep"))
+                await asyncio.sleep(0)
+                await self.run(partial(self.settle, prepared))
             except Exception:
                 log.exception("storing the request of session %s failed", key)
 
@@ -297,7 +300,7 @@ class Sessions:
 
         async def later() -> None:
             try:
-                await asyncio.sleep(0)  # let the answer already sent go out first
+                await asyncio.sleep(_FINISH_AFTER_S)  # the answer goes out; the next request comes in
                 await self._start(job)
             finally:
                 if self._pending.get(slot) is job:
@@ -425,20 +428,27 @@ class Sessions:
         compaction = list(memory.memory.events[before:])
         return Prepared(key, memory, pack, compaction, len(conversation) - start, self.lock(user, key))
 
-    def settle(self, prepared: Prepared, upto: str = "record") -> None:
+    def settle(self, prepared: Prepared, step: str = "all") -> bool:
         """Memory upkeep, then the request's messages and pack audit (while the upstream answers).
 
-        ``upto="upkeep"`` stops after the upkeep. Each step runs once, in this order, before the
-        request's answer is stored: whichever of :meth:`settle` and :meth:`finish` gets to it first
-        runs it, so the next pack is the same whatever the timing.
+        ``step="upkeep"`` does one piece of the upkeep and says whether more is left; ``"all"`` does
+        the rest. The upkeep runs before the request's answer is remembered, and each piece once:
+        whichever of :meth:`settle`, :meth:`take_answer` and :meth:`finish` gets to it first runs
+        it, so the next pack is the same whatever the timing.
         """
         with prepared.lock, self._losing(prepared):
-            if not prepared.lost:
-                self._settle(prepared, upto)
+            if prepared.lost:
+                return False
+            if step == "upkeep":
+                if not prepared.kept_up:  # summaries of segments that closed, index rebuilds
+                    prepared.kept_up = not prepared.memory.memory.maintain_step()
+                return not prepared.kept_up
+            self._settle(prepared)
+        return False
 
     def _settle(self, prepared: Prepared, upto: str = "record") -> None:
         chat = prepared.memory
-        if not prepared.kept_up:  # summaries of segments that closed, index rebuilds
+        if not prepared.kept_up:
             prepared.kept_up = True
             chat.memory.maintain()
         if upto == "record" and not prepared.recorded:
