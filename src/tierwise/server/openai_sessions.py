@@ -3,23 +3,30 @@
 An OpenAI client sends its whole conversation on every request. tierwise keeps it as a chat of the
 request's user (``context_type="api"``) and, per request:
 
-1. **finds the chat** — the session's chat id is remembered in the process, so a known session costs
-   no lookup; an unknown one is found by ``entity_id`` (the session key) or created;
+1. **finds the chat** — the session's chat id is remembered in the process and its memory held by
+   the chat engine, so a known session costs no store read (a chat changed or deleted behind the
+   server's back is noticed on the next write, and the next request reloads or starts afresh); an
+   unknown session is found by ``entity_id`` (the session key) or created;
 2. **remembers what is new** — only messages not stored yet, *staged* in memory
-   (:meth:`ChatMemory.stage`): stored with the answer, in its commit, not in one of their own before
-   the request is forwarded. If the client's history *diverges* from the stored one (shorter, or an
-   earlier message differs: an edit or a regenerate), the old chat is retired
+   (:meth:`ChatMemory.stage`). If the client's history *diverges* from the stored one (shorter, or
+   an earlier message differs: an edit or a regenerate), the old chat is retired
    (``context_type="api-superseded"``, nothing deleted) and a fresh one starts, so stored history
    is never rewritten;
 3. **packs the current turn** (the last user message and what follows it) with memory under the
-   budget, in the cost guard's pruning band;
-4. after the answer has been **delivered**, stores the staged messages and the answer with the
-   pack's audit and snapshot, the turn's usage and spend, in one commit (:meth:`Sessions.end`). That
-   write is off the client's path; the session's next request runs it first if it has not run yet
-   (instead of queueing behind other sessions' writes), so the order of a session's writes never
-   changes. A request that gets no answer (the upstream failed, the client went away) still stores
-   its messages. If the process dies in between, nothing is corrupted: the client's next request
-   carries the messages and the answer in its history and they are stored then.
+   budget, in the cost guard's pruning band, and the caller forwards it;
+4. **while the upstream answers**, runs memory upkeep (in pieces, the loop serving other requests
+   between them) and stores the staged messages with the pack's audit and snapshot
+   (:meth:`Sessions.settle`);
+5. at ``[DONE]`` **remembers the answer** (:meth:`Sessions.answered`: the session's next request
+   packs with it) and stores it with the turn's usage and spend 20 ms later, off every client's
+   path (:meth:`Sessions.end`). Only with a cost guard does the next request wait for that write
+   (the guard must see the spend). A request that gets no answer (the upstream failed, the client
+   went away) still stores its messages. If the process dies in between, nothing is corrupted: the
+   client's next request carries the messages and the answer in its history, and they are stored
+   then.
+
+Memory upkeep always runs at the same point of a request — after its messages, before its answer —
+whichever step gets to it first, so the next pack does not depend on timing.
 
 The chat memory is the chat engine's (:meth:`ChatEngine.chat_memory`), so a session's chat is one
 object whether the web UI or the endpoint touches it, and is kept between requests.
