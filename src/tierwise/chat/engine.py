@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -49,6 +47,7 @@ from tierwise.chat.events import (
     ToolCallStart,
     TurnEvent,
 )
+from tierwise.chat.memories import ChatMemories
 from tierwise.chat.titles import make_title
 from tierwise.chat.trace import Tracer
 from tierwise.chat.turn import TurnResult, TurnState, store_records, usage_of
@@ -56,7 +55,7 @@ from tierwise.chat.usage import ToolUsage
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
 from tierwise.memory.engine import Memory, MemoryPolicy
-from tierwise.memory.persist import ChatMemory, StoreBlobs
+from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.providers.base import (
     Event,
@@ -200,8 +199,7 @@ class ChatEngine:
         self.tool_extras = dict(tool_extras or {})
         self.max_result_tokens = max_result_tokens
         self.tool_strategies = tuple(tool_strategies)
-        self._chats: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self.memories = ChatMemories(store, self.memory_factory, _MAX_CACHED_CHATS)
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
 
     # -- public ------------------------------------------------------------------------------------
@@ -212,53 +210,7 @@ class ChatEngine:
         Raises:
             NotFoundError: ``user_id`` has no chat ``chat_id``.
         """
-        return self._load(user_id, chat_id)[0]
-
-    def _load(self, user_id: str, chat_id: str) -> tuple[ChatMemory, Chat]:
-        # Called on the event loop (turns) and from worker threads (the OpenAI-compatible endpoint).
-        key = (user_id, chat_id)
-        chat = self.store.get_chat(user_id, chat_id)
-        with self._cache_lock:
-            cached = self._chats.get(key)
-            if cached is not None and len(cached.memory.turns) == chat.message_count:
-                self._chats.move_to_end(key)
-                return cached, chat
-        loaded = ChatMemory.load(
-            self.store, user_id, chat_id, self.memory_factory(StoreBlobs(self.store, user_id))
-        )
-        self._cache(user_id, chat_id, loaded)
-        return loaded, chat
-
-    def _cache(self, user_id: str, chat_id: str, memory: ChatMemory) -> None:
-        with self._cache_lock:
-            self._chats[(user_id, chat_id)] = memory
-            while len(self._chats) > _MAX_CACHED_CHATS:
-                self._chats.popitem(last=False)
-
-    def new_chat_memory(self, user_id: str, chat_id: str) -> ChatMemory:
-        """The memory of a chat just created (nothing to load), cached like :meth:`chat_memory`'s."""
-        memory = ChatMemory(
-            self.store, user_id, chat_id, self.memory_factory(StoreBlobs(self.store, user_id))
-        )
-        self._cache(user_id, chat_id, memory)
-        return memory
-
-    def cached_memory(self, user_id: str, chat_id: str) -> ChatMemory | None:
-        """The chat's memory if this engine holds it, without asking the store whether it moved on.
-
-        For a caller that finds out on its next write instead (:class:`StaleMemory`,
-        :class:`NotFoundError`) and then calls :meth:`forget_memory`.
-        """
-        with self._cache_lock:
-            cached = self._chats.get((user_id, chat_id))
-            if cached is not None:
-                self._chats.move_to_end((user_id, chat_id))
-            return cached
-
-    def forget_memory(self, user_id: str, chat_id: str) -> None:
-        """Drop the chat's cached memory: the next :meth:`chat_memory` loads it from the store."""
-        with self._cache_lock:
-            self._chats.pop((user_id, chat_id), None)
+        return self.memories.load(user_id, chat_id)[0]
 
     def is_running(self, user_id: str, chat_id: str) -> bool:
         """Whether a turn is in flight in this chat."""
@@ -297,7 +249,7 @@ class ChatEngine:
             yield DoneEvent(chat_id, "refused")
             return
         async with lock:
-            chat, record = self._load(user_id, chat_id)
+            chat, record = self.memories.load(user_id, chat_id)
             start = self._start(chat, content)
             if self.guard is not None:
                 try:

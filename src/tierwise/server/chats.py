@@ -132,7 +132,7 @@ def delete_chat(chat_id: str, request: Request) -> Response:
     if engine.is_running(user, chat_id):
         raise ApiError(409, "a turn is running in this chat; stop it first")
     store.delete_chat(user, chat_id)
-    engine.forget_memory(user, chat_id)
+    engine.memories.forget(user, chat_id)
     return Response(status_code=204)
 
 

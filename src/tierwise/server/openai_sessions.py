@@ -392,7 +392,7 @@ class Sessions:
             chat_id = found[0].id if found else None
         memory = None
         if chat_id is not None:  # a session's own chat is read from the store only when not held
-            memory = self.engine.cached_memory(user, chat_id) or self.engine.chat_memory(user, chat_id)
+            memory = self.engine.memories.held(user, chat_id) or self.engine.chat_memory(user, chat_id)
         if memory is not None and _diverged(memory.memory.messages, conversation):
             log.info("session %s diverged from chat %s: starting a fresh chat", key, memory.chat_id)
             self.store.update_chat(user, memory.chat_id, context_type=RETIRED_CONTEXT_TYPE)
@@ -401,7 +401,7 @@ class Sessions:
             chat = self.store.create_chat(
                 user, title=f"API {key[:60]}", context_type=CONTEXT_TYPE, entity_id=entity_id(key)
             )
-            memory = self.engine.new_chat_memory(user, chat.id)
+            memory = self.engine.memories.new(user, chat.id)
         self._remember(user, key, memory.chat_id)
         return memory
 
@@ -496,11 +496,11 @@ class Sessions:
         except StaleMemory:  # another writer moved the chat on: nothing stored, memory reloaded
             log.info("chat %s changed under session %s: reloading it", chat.chat_id, prepared.key)
             prepared.lost = True
-            self.engine.forget_memory(chat.user_id, chat.chat_id)
+            self.engine.memories.forget(chat.user_id, chat.chat_id)
         except NotFoundError:  # deleted meanwhile: the client's next request starts a new chat
             log.info("chat %s of session %s is gone", chat.chat_id, prepared.key)
             prepared.lost = True
-            self.engine.forget_memory(chat.user_id, chat.chat_id)
+            self.engine.memories.forget(chat.user_id, chat.chat_id)
             self._forget(chat.user_id, prepared.key)
 
     def _store_answer(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
