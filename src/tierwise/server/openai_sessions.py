@@ -234,6 +234,7 @@ class Sessions:
         self._chats: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._pending: dict[tuple[str, str], _Finish] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self._one_piece = asyncio.Lock()  # background pieces on the loop: one at a time
 
     # -- on the event loop -------------------------------------------------------------------------
 
@@ -248,6 +249,19 @@ class Sessions:
             return work()
         return await anyio.to_thread.run_sync(work)
 
+    async def later(self, work: Callable[[], T]) -> T:
+        """:meth:`run` background ``work`` (a piece of it): on the loop, one piece at a time.
+
+        Each piece first lets the loop serve what is waiting (new requests, chunks to relay), and
+        pieces of different sessions queue for their turn instead of running back to back: a
+        request waits for one piece at most, not for every session's.
+        """
+        if not self.inline:
+            return await anyio.to_thread.run_sync(work)
+        async with self._one_piece:
+            await asyncio.sleep(0)
+            return work()
+
     async def begin(self, user: str, key: str, turn: Turn) -> Packed:
         """After the session's previous answer is stored: :meth:`prepare`, through :meth:`run`.
 
@@ -258,13 +272,10 @@ class Sessions:
         prepared = await self.run(lambda: self.prepare(user, key, turn))
 
         async def settle() -> None:
-            try:  # in pieces: the event loop serves others between them
-                more = True
-                while more:  # memory upkeep (and, first, the caller sends the pack upstream)
-                    await asyncio.sleep(0)
-                    more = await self.run(partial(self.settle, prepared, "upkeep"))
-                await asyncio.sleep(0)
-                await self.run(partial(self.settle, prepared))
+            try:  # in pieces (and, first, the caller sends the pack upstream)
+                while await self.later(partial(self.settle, prepared, "upkeep")):
+                    pass
+                await self.later(partial(self.settle, prepared))
             except Exception:
                 log.exception("storing the request of session %s failed", key)
 
@@ -321,10 +332,10 @@ class Sessions:
         job.task.add_done_callback(self._background.discard)
         self._pending[slot] = job
 
-    async def _start(self, job: _Finish) -> None:
+    async def _start(self, job: _Finish, *, now: bool = False) -> None:
         if not job.started:
             job.started = True
-            await self.run(job.work)
+            await (self.run if now else self.later)(job.work)
 
     async def wait(self, user: str, key: str) -> None:
         """With a cost guard: make sure the session's previous spend is recorded (run it now, or wait)."""
@@ -332,7 +343,7 @@ class Sessions:
         if job is None or self.engine.guard is None:
             return
         if not job.started:  # still queued behind other work: this request needs it now
-            await self._start(job)
+            await self._start(job, now=True)
         elif job.task is not None:
             await asyncio.shield(job.task)
 
