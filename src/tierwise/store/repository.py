@@ -72,6 +72,7 @@ _TAKE_SEQ = _bump(_CHAT.c.message_count, 1)
 _TAKE_SEQS = _bump(_CHAT.c.message_count, sa.bindparam("b_n", type_=sa.Integer))
 _ADD_TOKENS = _bump(_CHAT.c.total_tokens_used, sa.bindparam("b_tokens", type_=sa.Integer))
 _GET_CHAT = sa.select(_CHAT).where(*_OWN_CHAT)
+_INSERT_CHAT = sa.insert(_CHAT)
 _MESSAGES: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
 _INSERT_MESSAGE = sa.insert(_MESSAGES)
 _FIND_MESSAGE = sa.select(_MESSAGES.c.id).where(
@@ -210,29 +211,31 @@ class Store(ArtifactsMixin, UsageMixin):
         check_text("entity_id", entity_id, optional=True)
         check_count("token_limit", token_limit)
         now = models.utcnow()
-        with self._write() as session:
-            self._user(session, user_id)
-            row = models.Chat(
-                id=models.new_id(),
-                user_id=user_id,
-                context_type=context_type,
-                entity_id=entity_id,
-                title=title,
-                title_generated=False,
-                conversation_summary=None,
-                key_decisions=[],
-                created_entities=[],
-                total_tokens_used=0,
-                token_limit=token_limit,
-                message_count=0,
-                messages_archived=0,
-                last_compression_at=None,
-                narrative=None,
-                created_at=now,
-                updated_at=now,
-            )
-            session.add(row)
-            return Chat.of(row)
+        values: dict[str, Any] = {
+            "id": models.new_id(),
+            "user_id": user_id,
+            "context_type": context_type,
+            "entity_id": entity_id,
+            "title": title,
+            "title_generated": False,
+            "conversation_summary": None,
+            "key_decisions": [],
+            "created_entities": [],
+            "total_tokens_used": 0,
+            "token_limit": token_limit,
+            "message_count": 0,
+            "messages_archived": 0,
+            "last_compression_at": None,
+            "narrative": None,
+            "created_at": now,
+            "updated_at": now,
+        }
+        with self._write() as session:  # a prepared Core INSERT: the user's foreign key checks them
+            try:
+                session.execute(_INSERT_CHAT, values)
+            except sa.exc.IntegrityError:
+                raise NotFoundError("user", user_id, user_id) from None
+        return Chat(**{**values, "key_decisions": [], "created_entities": []})
 
     def get_chat(self, user_id: str, chat_id: str) -> Chat:
         """The chat, or :class:`NotFoundError` if ``user_id`` has no chat ``chat_id``."""
@@ -255,18 +258,18 @@ class Store(ArtifactsMixin, UsageMixin):
 
         ``exclude_context_types`` leaves out chats of those types (e.g. retired API sessions).
         """
-        query = sa.select(models.Chat).where(models.Chat.user_id == user_id)
+        query = sa.select(_CHAT).where(_CHAT.c.user_id == user_id)  # Core rows: no mapped objects
         if context_type is not None:
-            query = query.where(models.Chat.context_type == context_type)
+            query = query.where(_CHAT.c.context_type == context_type)
         if exclude_context_types:
-            query = query.where(models.Chat.context_type.not_in(list(exclude_context_types)))
+            query = query.where(_CHAT.c.context_type.not_in(list(exclude_context_types)))
         if entity_id is not None:
-            query = query.where(models.Chat.entity_id == entity_id)
-        query = query.order_by(models.Chat.updated_at.desc(), models.Chat.id.desc())
+            query = query.where(_CHAT.c.entity_id == entity_id)
+        query = query.order_by(_CHAT.c.updated_at.desc(), _CHAT.c.id.desc())
         if limit is not None:
             query = query.limit(check_count("limit", limit))
         with self._read() as session:
-            return [Chat.of(row) for row in session.scalars(query)]
+            return [Chat.of(row) for row in session.execute(query)]
 
     def rename_chat(self, user_id: str, chat_id: str, title: str) -> Chat:
         """Give the chat a title chosen by the user (``title_generated`` becomes false)."""
