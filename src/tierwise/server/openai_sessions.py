@@ -182,7 +182,7 @@ class Packed:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
     tokens: int
-    handle: Any = None  # the Prepared (in-process), or the worker that holds it
+    handle: Prepared  # what Sessions needs to store the request and its answer
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,7 @@ class Sessions:
         date), unless a cost guard must see this answer's spend first (:meth:`wait`). A failure is
         logged, never raised (the client already has the answer, and sends it again next time).
         """
-        prepared: Prepared = packed.handle
+        prepared = packed.handle
         slot = (prepared.memory.user_id, prepared.key)
 
         def work() -> None:
