@@ -18,9 +18,9 @@ Choices, in short (sessions, storage and the current turn: :mod:`tierwise.server
   back, never executed. A ``tool_choice`` naming one function is forwarded as ``"required"``.
 - **Budget**: ``engine.budget``; a ``max_tokens`` above its reserve reserves that many instead.
 - The answer is stored only when the stream completed, and *after* the client has it (``[DONE]``
-  first, then one commit off the client's path); a failed or abandoned stream stores nothing, so a
-  retry with the same history carries on cleanly. The cost guard refuses a session over its limits
-  with 429 ``insufficient_quota``.
+  first, the write in the background); a failed or abandoned stream stores the request's messages
+  but no half answer, so a retry with the same history carries on cleanly. The cost guard refuses
+  a session over its limits with 429 ``insufficient_quota``.
 
 Errors are OpenAI-shaped (``{"error": {"message", "type", "code", "param"}}``): 400 for a body that
 is not JSON, lacks a required field or does not fit the budget, 422 for invalid values, 404 for an

@@ -441,7 +441,7 @@ class Sessions:
             upto=upto,
             band=band,
             health=health,
-            record=False,  # recorded with the answer, after it is delivered
+            record=False,  # recorded by settle(), while the upstream answers
         )
         compaction = list(memory.memory.events[before:])
         return Prepared(key, memory, pack, compaction, len(conversation) - start, self.lock(user, key))
