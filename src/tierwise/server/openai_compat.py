@@ -36,7 +36,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NoReturn
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -389,15 +389,9 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         try:
             async for event in stream:
                 seen.append(event)
-        except ProviderError:
+        except BaseException as exc:
             sessions.end(pack)  # no answer: the request's messages are stored all the same
-            raise
-        except TierwiseError as exc:
-            sessions.end(pack)
-            raise _UpstreamFailed(f"the upstream model failed: {exc}") from exc
-        except BaseException:
-            sessions.end(pack)
-            raise
+            _reraise(exc)
         finally:
             await aclose(stream)
         response, spent = await finish(seen)
@@ -423,18 +417,10 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
             seen.append(event)
             if is_output(event):
                 break
-    except ProviderError:
+    except BaseException as exc:
         await aclose(stream)
         sessions.end(pack)
-        raise
-    except TierwiseError as exc:
-        await aclose(stream)
-        sessions.end(pack)
-        raise _UpstreamFailed(f"the upstream model failed: {exc}") from exc
-    except BaseException:
-        await aclose(stream)
-        sessions.end(pack)
-        raise
+        _reraise(exc)
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None, model: str = name) -> str:
@@ -533,6 +519,16 @@ async def unknown(path: str) -> Response:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _reraise(exc: BaseException) -> NoReturn:
+    """Raise an upstream failure again (502 either way), anything else (cancellation…) unchanged.
+
+    A ``ProviderError`` is raised as it is, another tierwise error as :class:`_UpstreamFailed`.
+    """
+    if isinstance(exc, TierwiseError) and not isinstance(exc, ProviderError):
+        raise _UpstreamFailed(f"the upstream model failed: {exc}") from exc
+    raise exc
 
 
 async def _replay(events: Sequence[Event]) -> AsyncIterator[Event]:
