@@ -347,7 +347,7 @@ def serve_command(
             engine,
             require_key=require_key,
             rate_limit=rate_limit,
-            freeze_gc=True,
+            tune_gc=True,
             hosts=[host, "127.0.0.1", "localhost", "::1"] if loopback else None,
         )
         uvicorn.run(service, host=host, port=port, log_level="warning")

@@ -199,19 +199,23 @@ def test_the_web_ui_is_served(api: Api) -> None:
     run(go())
 
 
-@pytest.mark.parametrize("freeze", [False, True])
-def test_startup_warms_the_tokenizer_and_freezes_startup_objects_only_when_asked(freeze: bool) -> None:
+@pytest.mark.parametrize("tune", [False, True])
+def test_startup_warms_the_tokenizer_and_tunes_the_collector_only_when_asked(tune: bool) -> None:
     import gc
 
     from starlette.testclient import TestClient
 
+    from tierwise.server.app import SERVING_GC_THRESHOLDS
+
     store = Store.open("sqlite://")
     engine = ChatEngine(store, ScriptedModel(), budget=Budget(window=4_000, reserve=500))
-    before = gc.get_freeze_count()
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
     try:
-        with TestClient(create_app(store, engine, freeze_gc=freeze)) as client:  # runs the lifespan
+        with TestClient(create_app(store, engine, tune_gc=tune)) as client:  # runs the lifespan
             assert client.get("/api/health").status_code == 200
-            assert (gc.get_freeze_count() > before) is freeze
+            assert (gc.get_freeze_count() > before) is tune
+            assert (gc.get_threshold() == SERVING_GC_THRESHOLDS) is tune
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
         store.close()

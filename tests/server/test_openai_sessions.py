@@ -74,27 +74,51 @@ async def test_a_chat_written_by_another_writer_meanwhile_is_reloaded_not_corrup
     svc = service(store, ScriptedModel("unused"))
     sessions = Sessions(svc.engine)
     budget = Budget(window=4_000, reserve=500)
-    question = {"role": "user", "content": "Mine?"}
-    prepared = sessions.prepare(svc.user, "s", Turn([question], None, [], budget))
-    # Another process appends to the same chat between the request and its answer.
-    store.add_message(svc.user, prepared.chat_id, {"role": "user", "content": "Theirs."}, token_count=3)
     answer = ModelResponse(
         text="Yours.", tool_calls=[], finish_reason="stop", model="m", usage=Usage(9, 2, 11)
     )
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Mine?"}]
+    first = sessions.prepare(svc.user, "s", Turn(history, None, [], budget))
+    sessions.finish(first, answer, Spent(9, 2, 0.0, True))
+    history += [{"role": "assistant", "content": "Yours."}, {"role": "user", "content": "Again?"}]
+    prepared = sessions.prepare(svc.user, "s", Turn(history, None, [], budget))
+    # Another process appends to the same chat between the request and its answer.
+    store.add_message(svc.user, prepared.chat_id, {"role": "user", "content": "Theirs."}, token_count=3)
     sessions.finish(prepared, answer, Spent(9, 2, 0.0, True))
     stored = store.list_messages(svc.user, prepared.chat_id)
-    assert [(m.seq, m.message["content"]) for m in stored] == [(0, "Theirs.")]  # nothing misnumbered
+    assert [(m.seq, m.message["content"]) for m in stored] == [(0, "Mine?"), (1, "Yours."), (2, "Theirs.")]
     # The client's next request: memory is loaded again, sees the history differ, starts afresh.
-    follow = [question, {"role": "assistant", "content": "Yours."}, {"role": "user", "content": "And?"}]
-    again = sessions.prepare(svc.user, "s", Turn(follow, None, [], budget))
+    history += [{"role": "assistant", "content": "Yours."}, {"role": "user", "content": "And?"}]
+    again = sessions.prepare(svc.user, "s", Turn(history, None, [], budget))
     assert again.chat_id != prepared.chat_id
     sessions.finish(again, answer, Spent(9, 2, 0.0, True))
     assert [m.message["content"] for m in store.list_messages(svc.user, again.chat_id)] == [
         "Mine?",
         "Yours.",
+        "Again?",
+        "Yours.",
         "And?",
         "Yours.",
     ]
+
+
+async def test_a_new_sessions_chat_is_stored_with_its_first_write(store: Store) -> None:
+    svc = service(store, ScriptedModel("unused"))
+    sessions = Sessions(svc.engine)
+    budget = Budget(window=4_000, reserve=500)
+    answer = ModelResponse(text="Yes.", tool_calls=[], finish_reason="stop", model="m", usage=Usage(9, 2, 11))
+    first = sessions.prepare(svc.user, "s", Turn([{"role": "user", "content": "Ready?"}], None, [], budget))
+    assert store.list_chats(svc.user, context_type="api") == []  # nothing stored on the request's path
+    # The client edits its first message before that request's write: the old chat is stored retired.
+    edited = sessions.prepare(svc.user, "s", Turn([{"role": "user", "content": "Set?"}], None, [], budget))
+    sessions.finish(first, answer, Spent(9, 2, 0.0, True))
+    sessions.finish(edited, answer, Spent(9, 2, 0.0, True))
+    (current,) = store.list_chats(svc.user, context_type="api")
+    (retired,) = store.list_chats(svc.user, context_type="api-superseded")
+    assert (current.id, retired.id) == (edited.chat_id, first.chat_id)
+    assert current.entity_id == retired.entity_id == "s"
+    assert [m.message["content"] for m in store.list_messages(svc.user, current.id)] == ["Set?", "Yes."]
+    assert [m.message["content"] for m in store.list_messages(svc.user, retired.id)] == ["Ready?", "Yes."]
 
 
 async def test_the_next_request_packs_the_answer_before_it_is_stored(store: Store) -> None:

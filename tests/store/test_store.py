@@ -14,6 +14,7 @@ from tierwise.errors import InputError
 from tierwise.store import (
     NotFoundError,
     Store,
+    models,
 )
 
 UNICODE = {
@@ -94,6 +95,17 @@ def test_chat_defaults_get_and_list(store: Store, alice: str) -> None:
     assert len(store.list_chats(alice, limit=1)) == 1
     store.add_message(alice, first.id, {"role": "user", "content": "hi"}, token_count=1)
     assert [c.id for c in store.list_chats(alice)] == [first.id, second.id]  # activity bumps it
+
+
+def test_a_chat_created_with_an_id_of_the_callers(store: Store, alice: str) -> None:
+    chosen = models.new_id()
+    made = store.create_chat(alice, id=chosen, title="Mine")
+    assert store.get_chat(alice, chosen) == made
+    with pytest.raises(InputError, match="is taken"):
+        store.create_chat(alice, id=chosen)
+    with pytest.raises(NotFoundError):
+        store.create_chat("nobody")
+    assert [c.id for c in store.list_chats(alice)] == [chosen]
 
 
 def test_rename_and_update_chat(store: Store, alice: str, chat: str) -> None:

@@ -56,7 +56,7 @@ from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse, Usage
 from tierwise.providers.pricing import cost
 from tierwise.store.errors import NotFoundError
-from tierwise.store.models import utcnow
+from tierwise.store.models import new_id, utcnow
 from tierwise.tokens import get_counter
 
 __all__ = [
@@ -132,8 +132,9 @@ def _fingerprint(message: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def _diverged(stored: Sequence[Mapping[str, Any]], conversation: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the client's history differs from the stored one (a message stored as sent is alike)."""
     return len(stored) > len(conversation) or any(
-        _fingerprint(a) != _fingerprint(b) for a, b in zip(stored, conversation, strict=False)
+        a != b and _fingerprint(a) != _fingerprint(b) for a, b in zip(stored, conversation, strict=False)
     )
 
 
@@ -233,6 +234,7 @@ class Sessions:
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._chats: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._pending: dict[tuple[str, str], _Finish] = {}
+        self._creating: dict[tuple[str, str], dict[str, Any]] = {}  # new chats not stored yet
         self._background: set[asyncio.Task[None]] = set()
         self._one_piece = asyncio.Lock()  # background pieces on the loop: one at a time
 
@@ -406,13 +408,23 @@ class Sessions:
             memory = self.engine.memories.held(user, chat_id) or self.engine.chat_memory(user, chat_id)
         if memory is not None and _diverged(memory.memory.messages, conversation):
             log.info("session %s diverged from chat %s: starting a fresh chat", key, memory.chat_id)
-            self.store.update_chat(user, memory.chat_id, context_type=RETIRED_CONTEXT_TYPE)
+            with self._guard:  # (the session's lock keeps its own writes out meanwhile)
+                creating = self._creating.get((user, memory.chat_id))
+                if creating is not None:  # not stored yet: it will be, retired
+                    creating["context_type"] = RETIRED_CONTEXT_TYPE
+            if creating is None:
+                self.store.update_chat(user, memory.chat_id, context_type=RETIRED_CONTEXT_TYPE)
             memory = None
-        if memory is None:
-            chat = self.store.create_chat(
-                user, title=f"API {key[:60]}", context_type=CONTEXT_TYPE, entity_id=entity_id(key)
-            )
-            memory = self.engine.memories.new(user, chat.id)
+        if memory is None:  # the chat row is stored with the request's first write (_settle)
+            chat_id = new_id()
+            with self._guard:
+                self._creating[(user, chat_id)] = {
+                    "title": f"API {key[:60]}",
+                    "context_type": CONTEXT_TYPE,
+                    "entity_id": entity_id(key),
+                    "id": chat_id,
+                }
+            memory = self.engine.memories.new(user, chat_id)
         self._remember(user, key, memory.chat_id)
         return memory
 
@@ -470,7 +482,16 @@ class Sessions:
             prepared.kept_up = True
             chat.memory.maintain()
         if upto == "record" and not prepared.recorded:
-            chat.record(prepared.pack, prepared.compaction)
+            slot = (chat.user_id, chat.chat_id)
+            with self._guard:
+                creating = self._creating.get(slot)
+            with self.store.batch(savepoints=False):
+                if creating is not None:  # a new session's chat, in the same commit as its messages
+                    self.store.create_chat(chat.user_id, **creating)
+                chat.record(prepared.pack, prepared.compaction)
+            if creating is not None:
+                with self._guard:
+                    self._creating.pop(slot, None)
             prepared.recorded = True
 
     def take_answer(self, prepared: Prepared, response: ModelResponse) -> None:

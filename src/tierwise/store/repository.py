@@ -204,15 +204,25 @@ class Store(ArtifactsMixin, UsageMixin):
         context_type: str = "global",
         entity_id: str | None = None,
         token_limit: int = 10_000,
+        id: str | None = None,
     ) -> Chat:
-        """A new, empty chat of ``user_id`` (defaults from seed 002)."""
+        """A new, empty chat of ``user_id`` (defaults from seed 002).
+
+        ``id`` is the chat's id if the caller made one already (with ``models.new_id``, say); by
+        default a new one.
+
+        Raises:
+            NotFoundError: ``user_id`` is not a user (no ``id`` given).
+            InputError: the ``id`` given is taken, or ``user_id`` is not a user.
+        """
+        check_text("id", id, optional=True)
         check_text("title", title)
         check_text("context_type", context_type)
         check_text("entity_id", entity_id, optional=True)
         check_count("token_limit", token_limit)
         now = models.utcnow()
         values: dict[str, Any] = {
-            "id": models.new_id(),
+            "id": id or models.new_id(),
             "user_id": user_id,
             "context_type": context_type,
             "entity_id": entity_id,
@@ -234,6 +244,11 @@ class Store(ArtifactsMixin, UsageMixin):
             try:
                 session.execute(_INSERT_CHAT, values)
             except sa.exc.IntegrityError:
+                if id is not None:  # (a lookup here would fail in PostgreSQL's aborted transaction)
+                    raise InputError(
+                        f"cannot create chat {id!r}: the id is taken or user {user_id!r} does not exist; "
+                        "leave id out for a new one"
+                    ) from None
                 raise NotFoundError("user", user_id, user_id) from None
         return Chat(**{**values, "key_decisions": [], "created_entities": []})
 
