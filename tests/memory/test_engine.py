@@ -135,3 +135,26 @@ def test_deferred_summaries_wait_for_maintain_and_match_eager_ones() -> None:
         (s.header, s.summary) for s in eager.segments if s.closed
     ]
     assert deferred.narrative == eager.narrative
+
+
+def test_maintenance_in_pieces_ends_where_maintain_does_whatever_packs_between() -> None:
+    whole, pieces = (Memory(policy=MemoryPolicy(defer_summaries=True)) for _ in range(2))
+    budget, question = Budget(window=3000), [{"role": "user", "content": "kitchen?"}]
+    steps = 0
+    for topic, days in (("launch", 0), ("kitchen", 2), ("garden", 4)):
+        for memory in (whole, pieces):
+            chat(memory, 12, topic=topic, start=T0 + timedelta(days=days))
+        whole.maintain()
+        while pieces.maintain_step():  # a segment's trio, its narrative, the index: one per step
+            steps += 1
+            if steps % 2:  # a pack between a trio and its narrative finishes the segment first
+                pack_turn(pieces, budget, question)
+    assert steps >= 2
+    assert all(pieces.settled(s) for s in pieces.segments)
+    closed = [(s.header, s.summary) for s in whole.segments if s.closed]
+    assert [(s.header, s.summary) for s in pieces.segments if s.closed] == closed
+    assert pieces.narrative == whole.narrative
+    assert (
+        pack_turn(pieces, budget, question).report.checksum
+        == pack_turn(whole, budget, question).report.checksum
+    )

@@ -106,6 +106,7 @@ class Memory:
         self._fulls_this_turn = 0
         self._groups: MessageGroups | None = None
         self._unsettled: list[Segment] = []  # closed, summary deferred (policy.defer_summaries)
+        self._unnarrated: list[Segment] = []  # summarised by maintain_step, narrative next step
         self._headed: dict[str, int] = {}  # segment id → its last turn when its header was made
 
     # -- writing -----------------------------------------------------------------------------
@@ -165,7 +166,7 @@ class Memory:
 
     def settled(self, segment: Segment) -> bool:
         """Whether a segment is open, or closed with its summary made (not waiting for :meth:`maintain`)."""
-        return segment not in self._unsettled
+        return segment not in self._unsettled and segment not in self._unnarrated
 
     def restore(
         self,
@@ -188,6 +189,8 @@ class Memory:
 
     def _settle(self, older_than: int | None = None) -> None:
         """Summarise closed segments still waiting (only those ending before ``older_than``, if given)."""
+        while self._unnarrated:  # half-closed by maintain_step: in order, before any later segment
+            self._narrate(self._unnarrated.pop(0))
         keep: list[Segment] = []
         for seg in self._unsettled:
             if older_than is None or seg.last < older_than:
@@ -228,14 +231,20 @@ class Memory:
             pass
 
     def maintain_step(self) -> bool:
-        """One piece of :meth:`maintain` (a segment's summaries, or the index); whether more is left.
+        """One piece of :meth:`maintain`; whether more is left.
 
-        For a caller that lets other work run between the pieces; the pieces run in the same order
-        as :meth:`maintain`'s, so the result is the same.
+        The pieces: a closed segment's trio, then the narrative's update from it (each the size of
+        one segment), then the index. For a caller that lets other work run between the pieces;
+        they run in the same order as :meth:`maintain`'s, so the result is the same.
         """
-        if self._unsettled:
-            self._close(self._unsettled.pop(0))
+        if self._unnarrated:
+            self._narrate(self._unnarrated.pop(0))
             return bool(self._unsettled) or self._index_due()
+        if self._unsettled:
+            segment = self._unsettled.pop(0)
+            self._summarize(segment)
+            self._unnarrated.append(segment)
+            return True
         self.index(force=False)
         return False
 
@@ -257,9 +266,16 @@ class Memory:
         return message
 
     def _close(self, segment: Segment) -> None:
-        turns = self.turns[segment.first : segment.last + 1]
+        self._summarize(segment)
+        self._narrate(segment)
+
+    def _summarize(self, segment: Segment) -> None:
         if not segment.summary:  # recall may have made it already
+            turns = self.turns[segment.first : segment.last + 1]
             make_trio(segment, turns, self.counter, self.summarizer, self.scrubber)
+
+    def _narrate(self, segment: Segment) -> None:
+        turns = self.turns[segment.first : segment.last + 1]
         self.narrative = self.narrative.update_from_segment(
             summary=segment.summary,
             header=segment.header,
