@@ -171,9 +171,27 @@ def test_flush_stores_staged_messages_without_an_answer(store: Any) -> None:
     chat = s.create_chat(user.id)
     memory = ChatMemory(s, user.id, chat.id)
     memory.stage([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    assert memory.unsynced == 1  # one message more than a turn's own
     memory.flush()
+    assert memory.unsynced == 0
     memory.flush()  # nothing left: nothing stored twice
     assert [m.message["content"] for m in s.list_messages(user.id, chat.id)] == ["a", "b"]
+
+
+def test_unsynced_counts_what_a_closed_segment_adds_to_the_next_write(store: Any) -> None:
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    memory = ChatMemory(s, user.id, chat.id)
+    for day, topic in enumerate(("venue", "catering")):  # a day apart: the first segment closes
+        at = T0 + timedelta(days=day)
+        memory.stage([{"role": "user", "content": f"What about the {topic}?"}], at=at)
+        memory.stage([{"role": "assistant", "content": f"The {topic} is booked."}], at=at)
+    assert [seg.closed for seg in memory.memory.segments] == [True, False]
+    assert memory.unsynced >= 3 + 1  # three more messages, the closed segment (and its narrative)
+    memory.flush()
+    assert memory.unsynced == 0
+    assert [seg.id for seg in s.list_segments(user.id, chat.id)] == [memory.memory.segments[0].id]
 
 
 def test_staged_messages_on_a_chat_another_writer_moved_on_are_refused(store: Any) -> None:

@@ -27,6 +27,7 @@ from tierwise.memory.blobs import BlobRef
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.engine import Form, Memory
 from tierwise.memory.narrative import Narrative
+from tierwise.memory.segments import Segment
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack
 from tierwise.store import Audit, Store, StoredMessage
@@ -276,14 +277,37 @@ class ChatMemory:
         self._sync()
         record_pack(self.store, self.user_id, self.chat_id, pack, also=entries)
 
+    @property
+    def unsynced(self) -> int:
+        """How much the next write carries besides a message: more staged ones, segments, the narrative.
+
+        Counts staged messages beyond one, segments to save, archiving and a changed narrative, for a
+        caller that would store those first, in a write of their own.
+        """
+        memory = self.memory
+        return (
+            max(0, len(self._staged) - 1)
+            + len(self._segments_to_save())
+            + (memory.archived_upto - 1 > self._archived_seq)
+            + (memory.narrative is not self._saved_narrative and not memory.narrative.is_empty())
+        )
+
+    def _segments_to_save(self) -> list[Segment]:
+        memory = self.memory
+        return [
+            seg
+            for seg in memory.segments
+            if seg.closed
+            and memory.settled(seg)
+            and self._saved_segments.get(seg.id) != (seg.last, seg.closed)
+        ]
+
     def _sync(self) -> None:
         """Write closed segments, the narrative and archiving through to the store."""
         self._store_staged()  # segments and archiving refer to the staged messages' positions
         memory, store = self.memory, self.store
-        for seg in memory.segments:
+        for seg in self._segments_to_save():
             state = (seg.last, seg.closed)
-            if not seg.closed or not memory.settled(seg) or self._saved_segments.get(seg.id) == state:
-                continue
             store.save_segment(
                 self.user_id,
                 self.chat_id,

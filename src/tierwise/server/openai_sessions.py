@@ -277,6 +277,8 @@ class Sessions:
             try:  # in pieces (and, first, the caller sends the pack upstream)
                 while await self.later(partial(self.settle, prepared, "upkeep")):
                     pass
+                if prepared.memory.unsynced:  # a closed segment, a long history: a piece of its own
+                    await self.later(partial(self.settle, prepared, "messages"))
                 await self.later(partial(self.settle, prepared))
             except Exception:
                 log.exception("storing the request of session %s failed", key)
@@ -461,10 +463,11 @@ class Sessions:
     def settle(self, prepared: Prepared, step: str = "all") -> bool:
         """Memory upkeep, then the request's messages and pack audit (while the upstream answers).
 
-        ``step="upkeep"`` does one piece of the upkeep and says whether more is left; ``"all"`` does
-        the rest. The upkeep runs before the request's answer is remembered, and each piece once:
-        whichever of :meth:`settle`, :meth:`take_answer` and :meth:`finish` gets to it first runs
-        it, so the next pack is the same whatever the timing.
+        ``step="upkeep"`` does one piece of the upkeep and says whether more is left; ``"messages"``
+        stores what is staged and what it changed (a closed segment, say) in a commit of its own;
+        ``"all"`` does the rest. The upkeep runs before the request's answer is remembered, and each
+        piece once: whichever of :meth:`settle`, :meth:`take_answer` and :meth:`finish` gets to it
+        first runs it, so the next pack is the same whatever the timing.
         """
         with prepared.lock, self._losing(prepared):
             if prepared.lost:
@@ -473,26 +476,33 @@ class Sessions:
                 if not prepared.kept_up:  # summaries of segments that closed, index rebuilds
                     prepared.kept_up = not prepared.memory.memory.maintain_step()
                 return not prepared.kept_up
-            self._settle(prepared)
+            self._settle(prepared, "messages" if step == "messages" else "record")
         return False
 
     def _settle(self, prepared: Prepared, upto: str = "record") -> None:
+        """Upkeep; then (``"messages"``) what is staged and what it changed; then (``"record"``) the pack."""
         chat = prepared.memory
         if not prepared.kept_up:
             prepared.kept_up = True
             chat.memory.maintain()
-        if upto == "record" and not prepared.recorded:
-            slot = (chat.user_id, chat.chat_id)
-            with self._guard:
-                creating = self._creating.get(slot)
-            with self.store.batch(savepoints=False):
-                if creating is not None:  # a new session's chat, in the same commit as its messages
-                    self.store.create_chat(chat.user_id, **creating)
-                chat.record(prepared.pack, prepared.compaction)
-            if creating is not None:
-                with self._guard:
-                    self._creating.pop(slot, None)
+        if upto == "messages" and not prepared.recorded:
+            self._write_chat(chat, chat.flush)
+        elif upto == "record" and not prepared.recorded:
+            self._write_chat(chat, partial(chat.record, prepared.pack, prepared.compaction))
             prepared.recorded = True
+
+    def _write_chat(self, chat: ChatMemory, write: Callable[[], None]) -> None:
+        """``write`` in one commit, with the chat's row first if it is a new session's not stored yet."""
+        slot = (chat.user_id, chat.chat_id)
+        with self._guard:
+            creating = self._creating.get(slot)
+        with self.store.batch(savepoints=False):
+            if creating is not None:
+                self.store.create_chat(chat.user_id, **creating)
+            write()
+        if creating is not None:
+            with self._guard:
+                self._creating.pop(slot, None)
 
     def take_answer(self, prepared: Prepared, response: ModelResponse) -> None:
         """Remember the answer in the session's memory (staged: stored by :meth:`finish`)."""
