@@ -6,7 +6,8 @@ request's user (``context_type="api"``) and, per request:
 1. **finds the chat** — the session's chat id is remembered in the process and its memory held by
    the chat engine, so a known session costs no store read (a chat changed or deleted behind the
    server's back is noticed on the next write, and the next request reloads or starts afresh); an
-   unknown session is found by ``entity_id`` (the session key) or created;
+   unknown session is found by ``entity_id`` (the session key) or started (its chat row is stored
+   with the request's first write);
 2. **remembers what is new** — only messages not stored yet, *staged* in memory
    (:meth:`ChatMemory.stage`). If the client's history *diverges* from the stored one (shorter, or
    an earlier message differs: an edit or a regenerate), the old chat is retired
@@ -16,7 +17,7 @@ request's user (``context_type="api"``) and, per request:
    budget, in the cost guard's pruning band, and the caller forwards it;
 4. **while the upstream answers**, runs memory upkeep (in pieces, the loop serving other requests
    between them) and stores the staged messages with the pack's audit and snapshot
-   (:meth:`Sessions.settle`);
+   (:meth:`Sessions.settle`; a closed segment or a long history first, in a piece of its own);
 5. at ``[DONE]`` **remembers the answer** (:meth:`Sessions.answered`: the session's next request
    packs with it) and stores it with the turn's usage and spend 20 ms later, off every client's
    path (:meth:`Sessions.end`). Only with a cost guard does the next request wait for that write
