@@ -47,14 +47,14 @@ from tierwise.chat.events import (
     ToolCallStart,
     TurnEvent,
 )
-from tierwise.chat.memories import ChatMemories
-from tierwise.chat.titles import make_title
+from tierwise.chat.memories import ChatMemories, default_memory
+from tierwise.chat.titles import title_chat
 from tierwise.chat.trace import Tracer
-from tierwise.chat.turn import TurnResult, TurnState, store_records, usage_of
+from tierwise.chat.turn import TurnResult, TurnState, account, store_records, usage_of
 from tierwise.chat.usage import ToolUsage
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
-from tierwise.memory.engine import Memory, MemoryPolicy
+from tierwise.memory.engine import Memory
 from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.providers.base import (
@@ -66,12 +66,11 @@ from tierwise.providers.base import (
     Retry,
     TextDelta,
     ToolCall,
-    Usage,
     aclose,
     collect,
 )
 from tierwise.providers.errors import ProviderError
-from tierwise.providers.pricing import Price, cost
+from tierwise.providers.pricing import Price
 from tierwise.providers.settings import ProviderSettings
 from tierwise.store import Chat, Store
 from tierwise.tools.definition import Tool, ToolContext
@@ -189,7 +188,7 @@ class ChatEngine:
         self.max_steps = max_steps
         self.guard = guard
         self.title_provider = title_provider
-        self.memory_factory = memory_factory or _default_memory
+        self.memory_factory = memory_factory or default_memory
         if prices is None:  # read TIERWISE_PRICES once, not on every model call
             prices = ProviderSettings.load().prices or {}
         self.prices = prices
@@ -414,7 +413,7 @@ class ChatEngine:
                     fallbacks=len(response.fallbacks),
                     retries=len(response.retries),
                 )
-            self._account(t, response)
+            account(t, response, response.model or self.model or self.provider.model or "", self.prices)
             calls = [] if last else response.tool_calls
             message = ModelResponse(text=response.text, tool_calls=calls).message()
             if response.tool_calls and last:
@@ -539,22 +538,6 @@ class ChatEngine:
             for i in range(t.start, len(messages))
         ]
 
-    def _account(self, t: TurnState, response: ModelResponse) -> None:
-        counter = t.chat.memory.counter
-        produced = counter.count(response.text) + sum(
-            counter.count(c.name) + counter.count(c.arguments) for c in response.tool_calls
-        )
-        t.response_tokens += produced
-        t.model = response.model or t.model
-        usage = response.usage or Usage(
-            t.reports[-1].total_tokens, produced, t.reports[-1].total_tokens + produced
-        )
-        if response.usage is not None:
-            t.reported = usage if t.reported is None else t.reported + usage
-        priced = cost(usage, response.model or self.model or self.provider.model or "", prices=self.prices)
-        t.dollars += priced.dollars
-        t.price_known = t.price_known and priced.known
-
     async def _title(self, t: TurnState) -> None:
         """Title the chat after its first exchange (a model if one is set, the fallback otherwise)."""
         if t.titled:
@@ -562,22 +545,17 @@ class ChatEngine:
         first = next((m for m in t.chat.memory.messages if m.get("role") == "user"), None)
         if first is None:
             return
-        ask = None
-        if self.title_provider is not None:
-            title_provider = self.title_provider
-
-            async def ask_model(prompt: str) -> str:
-                request = ModelRequest([{"role": "user", "content": prompt}], max_tokens=24, temperature=0.2)
-                return (await title_provider.complete(request)).text
-
-            ask = ask_model
-        with t.tracer.span("title", model=bool(ask)):
-            title, _ = await make_title(str(first.get("content") or ""), t.answer, ask)
-        now = self.store.get_chat(t.user_id, t.chat_id)
-        if now.title_generated or now.title.strip() not in ("", "New Chat"):
-            return  # the user named the chat while its title was being made: theirs stands
-        self.store.update_chat(t.user_id, t.chat_id, title=title, title_generated=True)
-        t.title = title
+        with t.tracer.span("title", model=self.title_provider is not None):
+            title = await title_chat(
+                self.store,
+                t.user_id,
+                t.chat_id,
+                str(first.get("content") or ""),
+                t.answer,
+                self.title_provider,
+            )
+        if title is not None:
+            t.title = title
 
     # -- finishing ---------------------------------------------------------------------------------
 
@@ -606,11 +584,6 @@ class ChatEngine:
     def _after(self, t: TurnState) -> None:
         """After done (in a worker thread): memory upkeep, then the turn's records."""
         store_records(self.store, t, self.trace_path)
-
-
-def _default_memory(blobs: BlobStore) -> Memory:
-    """A chat's memory: tool results to the store's blobs, segment summaries made after each answer."""
-    return Memory(blobs=blobs, policy=MemoryPolicy(defer_summaries=True))
 
 
 def _waiting(message: Mapping[str, Any]) -> bool:

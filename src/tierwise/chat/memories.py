@@ -12,11 +12,11 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from tierwise.memory.blobs import BlobStore
-from tierwise.memory.engine import Memory
+from tierwise.memory.engine import Memory, MemoryPolicy
 from tierwise.memory.persist import ChatMemory, StoreBlobs
 from tierwise.store import Chat, Store
 
-__all__ = ["ChatMemories"]
+__all__ = ["ChatMemories", "default_memory"]
 
 
 class ChatMemories:
@@ -80,3 +80,8 @@ class ChatMemories:
             self._held[(user_id, chat_id)] = memory
             while len(self._held) > self.capacity:
                 self._held.popitem(last=False)
+
+
+def default_memory(blobs: BlobStore) -> Memory:
+    """A chat's memory: tool results to the store's blobs, segment summaries made after each answer."""
+    return Memory(blobs=blobs, policy=MemoryPolicy(defer_summaries=True))

@@ -11,8 +11,15 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-__all__ = ["fallback_title", "make_title"]
+from tierwise.providers.base import ModelRequest
+
+if TYPE_CHECKING:
+    from tierwise.providers.base import Provider
+    from tierwise.store import Store
+
+__all__ = ["fallback_title", "make_title", "title_chat"]
 
 log = logging.getLogger(__name__)
 
@@ -73,3 +80,27 @@ async def make_title(
                 return answer.rstrip("."), True
             log.warning("title model answer rejected (%r); using the fallback title", answer[:80])
     return fallback_title(first_message), False
+
+
+async def title_chat(
+    store: Store, user_id: str, chat_id: str, first_message: str, first_answer: str, model: Provider | None
+) -> str | None:
+    """Title a chat after its first exchange (by ``model`` if given) and store it; the title.
+
+    ``None`` if the user named the chat while the title was being made: their name stands.
+    """
+    ask = None
+    if model is not None:
+        titler = model
+
+        async def ask_model(prompt: str) -> str:
+            request = ModelRequest([{"role": "user", "content": prompt}], max_tokens=24, temperature=0.2)
+            return (await titler.complete(request)).text
+
+        ask = ask_model
+    title, _ = await make_title(first_message, first_answer, ask)
+    now = store.get_chat(user_id, chat_id)
+    if now.title_generated or now.title.strip() not in ("", "New Chat"):
+        return None
+    store.update_chat(user_id, chat_id, title=title, title_generated=True)
+    return title

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,12 @@ from tierwise.chat.usage import ToolUsage, usage_report
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory
 from tierwise.packing.report import Pack, PackReport
-from tierwise.providers.base import ToolCall, Usage
+from tierwise.providers.base import ModelResponse, ToolCall, Usage
+from tierwise.providers.pricing import Price, cost
 from tierwise.store import Store
 from tierwise.tools.results import ToolResult
 
-__all__ = ["TurnResult", "TurnState", "store_records", "usage_of"]
+__all__ = ["TurnResult", "TurnState", "account", "store_records", "usage_of"]
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +89,24 @@ class TurnState:
     def emit(self, event: TurnEvent) -> None:
         """Hand ``event`` to the caller streaming the turn."""
         self.queue.put_nowait(event)
+
+
+def account(t: TurnState, response: ModelResponse, model: str, prices: Mapping[str, Price] | None) -> None:
+    """Add one model call to the turn: tokens produced (counted if not reported), usage, dollars."""
+    counter = t.chat.memory.counter
+    produced = counter.count(response.text) + sum(
+        counter.count(c.name) + counter.count(c.arguments) for c in response.tool_calls
+    )
+    t.response_tokens += produced
+    t.model = response.model or t.model
+    usage = response.usage or Usage(
+        t.reports[-1].total_tokens, produced, t.reports[-1].total_tokens + produced
+    )
+    if response.usage is not None:
+        t.reported = usage if t.reported is None else t.reported + usage
+    priced = cost(usage, model, prices=prices)
+    t.dollars += priced.dollars
+    t.price_known = t.price_known and priced.known
 
 
 def usage_of(t: TurnState, guard: CostGuard | None) -> UsageEvent | None:
