@@ -35,10 +35,10 @@ from tierwise.store.models import User
 from tierwise.workspace.calendar.recurrence import load_zone
 from tierwise.workspace.ids import new_workspace_id
 from tierwise.workspace.models import BrainDump, CalendarEvent, Note, Phase, Project, Task, UserProfile
+from tierwise.workspace.sample_projects import PROJECTS
 from tierwise.workspace.sample_text import (
     INBOX_TASKS,
     PROFILE,
-    PROJECTS,
     SEED_SUBTASKS,
     SEED_TASKS,
     SEED_TEXTS,
