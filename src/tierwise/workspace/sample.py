@@ -20,12 +20,10 @@ Example:
 from __future__ import annotations
 
 import random
-import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo
 
 import sqlalchemy as sa
 
@@ -35,7 +33,9 @@ from tierwise.store.models import User
 from tierwise.workspace.calendar.recurrence import load_zone
 from tierwise.workspace.ids import new_workspace_id
 from tierwise.workspace.models import BrainDump, CalendarEvent, Note, Phase, Project, Task, UserProfile
+from tierwise.workspace.sample_calendar import CalendarMaker
 from tierwise.workspace.sample_projects import PROJECTS
+from tierwise.workspace.sample_rows import Made, Row, bullets, sentence
 from tierwise.workspace.sample_text import (
     INBOX_TASKS,
     PROFILE,
@@ -51,15 +51,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SampleSummary", "clear_workspace", "generate_workspace"]
 
-Row = dict[str, Any]
 _BATCH = 2000
-_WINDOW = range(-7, 8)  # the calendar: the week before today, today, and the week after
-_WORKDAYS = "MO,TU,WE,TH,FR"
 _DURATIONS = (15, 25, 30, 45, 50, 60, 60, 90, 90, 120, 180, 240)
 _HOURS = (9, 10, 10, 11, 11, 14, 15, 16)  # mornings first: that is when Maya focuses
-_TEAM = ("Priya Nair", "Tomás Reis", "Ana Lima", "Hugo Almeida", "Mei Chen")
-_LAST = ("brain_dumps", "calendar_events")
-_SLOTS = ((13, 0, 30), (14, 0, 60), (15, 30, 45), (16, 30, 30))  # lunch (personal), then afternoon meetings
 _TABLES: tuple[type[Any], ...] = (UserProfile, Project, Phase, Task, Note, BrainDump, CalendarEvent)
 
 
@@ -80,89 +74,8 @@ class SampleSummary:
     calendar_events: int
 
 
-@dataclass
-class _Made:
-    """One generated project of one copy, with what later steps need of it."""
-
-    text: ProjectText
-    row: Row
-    people: list[str]
-    progress: float  # how far along the project is, 0-1: earlier tasks and phases are done
-    tasks: list[Row] = field(default_factory=list)  # parents before their subtasks
-
-    def open_tasks(self) -> list[Row]:
-        return [t for t in self.tasks if t["status"] != "done" and t["deleted_at"] is None] or self.tasks
-
-
-def _sentence(text: str) -> str:
-    return text if text.endswith((".", "?", "!")) else f"{text}."
-
-
-def _mailbox(name: str) -> str:
-    """``Tomás Reis`` → ``tomas.reis``."""
-    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return ".".join(plain.lower().replace(".", " ").split())
-
-
-def _bullets(items: Sequence[str]) -> str:
-    return "\n".join(f"- {item}" for item in items)
-
-
-class _Generator:
+class _Generator(CalendarMaker):
     """Builds the rows of one workspace in memory, as plain dicts ready for bulk inserts."""
-
-    def __init__(self, user_id: str, today: date, zone: ZoneInfo) -> None:
-        self.user_id, self.today, self.zone = user_id, today, zone
-        self.now = self.at(today, 8)  # the moment of generation: nothing was created after it
-        self.rows: dict[str, list[Row]] = {
-            key: [] for key in ("profiles", "projects", "phases", "tasks", "subtasks", "notes", *_LAST)
-        }
-        self.rng, self.ids, self.suffix = random.Random(), random.Random(), ""
-
-    # --- helpers ----------------------------------------------------------------------------------
-
-    def at(self, day: date, hour: int, minute: int = 0) -> datetime:
-        """``hour:minute`` local time on ``day``, in UTC."""
-        return datetime.combine(day, time(hour, minute), self.zone).astimezone(UTC)
-
-    def day(self, offset: int) -> date:
-        return self.today + timedelta(days=offset)
-
-    def between(self, low: datetime, high: datetime) -> datetime:
-        """A whole minute in ``[low, high]`` (``low`` if the range is empty)."""
-        minutes = int((high - low).total_seconds() // 60)
-        return low + timedelta(minutes=self.rng.randint(0, minutes)) if minutes > 0 else low
-
-    def owned(self, kind: str, created: datetime, updated: datetime | None = None) -> Row:
-        """The columns every row has: a reproducible id, the user, and its two timestamps."""
-        updated = updated or self.between(created, self.now)
-        return {
-            "id": new_workspace_id(kind, self.ids),
-            "user_id": self.user_id,
-            "created_at": created,
-            "updated_at": updated,
-        }
-
-    def words(self, made: _Made, **extra: str) -> dict[str, str]:
-        """Random picks from a project's texts, by the names the templates of :class:`Bank` use."""
-        rng, text = self.rng, made.text
-        facts = rng.sample(text.facts, rng.randint(2, 4))
-        return {
-            "project": made.row["name"],
-            "slug": made.row["slug"],
-            "person": rng.choice(made.people),
-            "phase": rng.choice(text.phases).split(":")[0].lower(),
-            "fact": facts[0],
-            "facts": _bullets(facts),
-            "goal": _sentence(rng.choice(text.goals)),
-            "decision": _sentence(rng.choice(text.decisions)),
-            "decisions": _bullets([_sentence(d) for d in text.decisions]),
-            "question": rng.choice(text.questions),
-            "risk": _sentence(rng.choice(text.risks)),
-            "people": _bullets(text.people),
-            "task": rng.choice(made.tasks)["title"] if made.tasks else text.tasks[0],
-            **extra,
-        }
 
     # --- profile, projects, phases ----------------------------------------------------------------
 
@@ -184,7 +97,7 @@ class _Generator:
         self.free_notes()
         self.calendar(index, made)
 
-    def project(self, text: ProjectText, index: int) -> _Made:
+    def project(self, text: ProjectText, index: int) -> Made:
         rng = self.rng
         jitter = rng.randint(-10, 10) if index else 0
         start, end = self.day(text.span[0] + jitter), self.day(text.span[1] + jitter)
@@ -216,7 +129,7 @@ class _Generator:
             self.rows["phases"].append(ids | values | {"start_date": first, "end_date": last})
         elapsed = (self.today - start).days / max(total, 1)
         progress = {"completed": 1.0, "archived": 0.55}.get(text.status, min(max(elapsed, 0.0), 1.0))
-        made = _Made(text, row, [p.split(" — ")[0] for p in text.people], progress)
+        made = Made(text, row, [p.split(" — ")[0] for p in text.people], progress)
         self.tasks(made)
         return made
 
@@ -234,19 +147,19 @@ class _Generator:
             strict=True,
         )
         parts = [f"# {text.name}", "## Overview\n\n" + "\n\n".join(text.overview)]
-        parts += [f"## {title}\n\n" + _bullets([_sentence(i) for i in some(items)]) for title, items in lists]
+        parts += [f"## {title}\n\n" + bullets([sentence(i) for i in some(items)]) for title, items in lists]
         facts = rng.sample(text.facts, len(text.facts))
         notes = facts[: rng.randint(2, 4)]
         while len("\n\n".join(parts)) + sum(len(f) + 3 for f in notes) < 1700 and len(notes) < len(facts):
             notes.append(facts[len(notes)])
-        parts.append("## Running notes\n\n" + _bullets(notes))
+        parts.append("## Running notes\n\n" + bullets(notes))
         if len("\n\n".join(parts)) < 1600:
-            parts.append("## Phases\n\n" + _bullets(text.phases))
+            parts.append("## Phases\n\n" + bullets(text.phases))
         return "\n\n".join(parts)[:4000]
 
     # --- tasks ------------------------------------------------------------------------------------
 
-    def tasks(self, made: _Made) -> None:
+    def tasks(self, made: Made) -> None:
         text, rng, row = made.text, self.rng, made.row
         fill = {"project": row["name"], "person": rng.choice(made.people[:3])}
         extra = rng.sample(Bank.EXTRA_TASKS, 3 if len(text.tasks) > 22 else 4)
@@ -306,7 +219,7 @@ class _Generator:
             return self.at(self.day(-rng.randint(1, 14)), hour, minute)
         return self.at(self.day(rng.randint(1, 45)), hour, minute)
 
-    def task(self, made: _Made, title: str, fraction: float, recurrence: str | None) -> Row:
+    def task(self, made: Made, title: str, fraction: float, recurrence: str | None) -> Row:
         rng, text = self.rng, made.text
         status = self.status(text.status, fraction, made.progress)
         if recurrence is not None:
@@ -328,7 +241,7 @@ class _Generator:
 
     def task_row(
         self,
-        made: _Made | None,
+        made: Made | None,
         title: str,
         status: str,
         start: datetime | None,
@@ -366,7 +279,7 @@ class _Generator:
         first_done = number == 0 or self.rng.random() < 0.3
         return "done" if first_done else self.rng.choice(("backlog", "in_progress"))
 
-    def subtask(self, made: _Made, parent: Row, title: str, status: str, number: int) -> None:
+    def subtask(self, made: Made, parent: Row, title: str, status: str, number: int) -> None:
         start = parent["start_at"]
         if start is not None:
             start += timedelta(days=number - 1 if status == "done" else number)
@@ -378,14 +291,14 @@ class _Generator:
         made.tasks.append(row)
         self.rows["subtasks"].append(row)
 
-    def phase(self, made: _Made, status: str) -> str:
+    def phase(self, made: Made, status: str) -> str:
         """The phase a task of ``status`` belongs to: done ones in earlier phases, open ones in later ones."""
         count = len(made.text.phases)
         current = min(int(made.progress * count), count - 1)
         low, high = {"done": (0, current), "backlog": (current, count - 1)}.get(status, (current, current))
         return made.text.phases[self.rng.randint(low, high)].split(":")[0].lower()
 
-    def description(self, made: _Made, title: str, status: str) -> str:
+    def description(self, made: Made, title: str, status: str) -> str:
         """80-700 characters: why it matters, a fact, how to approach it, when it is done."""
         rng, words = self.rng, self.words(made, title=title, phase=self.phase(made, status))
         parts = [rng.choice(Bank.LEADS), "{fact}"]
@@ -398,14 +311,14 @@ class _Generator:
             out = out if len(out) + len(part) + 1 > 600 else f"{out} {part}".strip()
         return out
 
-    def details(self, made: _Made, status: str) -> str:
+    def details(self, made: Made, status: str) -> str:
         rng, words = self.rng, self.words(made, phase=self.phase(made, status))
         items = [item.format(**words) for item in rng.sample(Bank.CHECKLIST, rng.randint(3, 6))]
         done = len(items) if status == "done" else rng.randint(0, len(items) - 1)
         checklist = "\n".join(f"- [{'x' if n < done else ' '}] {item}" for n, item in enumerate(items))
         return Bank.DETAILS.format(**words | {"checklist": checklist})
 
-    def deletions_and_dependencies(self, made: _Made) -> None:
+    def deletions_and_dependencies(self, made: Made) -> None:
         """A few soft-deleted tasks; some tasks wait on earlier ones of the project (so there is no cycle)."""
         rng = self.rng
         parents = {t["parent_task_id"] for t in made.tasks}
@@ -439,7 +352,7 @@ class _Generator:
 
     # --- notes and brain dumps --------------------------------------------------------------------
 
-    def when(self, made: _Made | None) -> datetime:
+    def when(self, made: Made | None) -> datetime:
         """A moment in the project's life (or the last 45 days), before now."""
         if made is None:
             return self.between(self.now - timedelta(days=45), self.now - timedelta(hours=2))
@@ -447,14 +360,14 @@ class _Generator:
         return self.between(min(made.row["created_at"], end), end)
 
     def note(
-        self, made: _Made | None, category: str, title: str, content: str, tags: list[str], at: datetime
+        self, made: Made | None, category: str, title: str, content: str, tags: list[str], at: datetime
     ) -> None:
         row = self.owned("note", at) | {"project_id": made.row["id"] if made else None}
         self.rows["notes"].append(
             row | {"title": title, "category": category, "content": content, "tags": tags}
         )
 
-    def notes(self, made: _Made) -> None:
+    def notes(self, made: Made) -> None:
         rng = self.rng
         for spec in (*made.text.notes, rng.choice(Bank.PROJECT_NOTES).format(project=made.row["name"])):
             category, _, title = spec.partition(": ")
@@ -479,13 +392,13 @@ class _Generator:
             category, _, title = spec.partition(": ")
             content = " ".join(rng.sample(Bank.JOURNAL, rng.randint(3, 6)))
             if category == "idea":
-                questions = [_sentence(rng.choice(p.questions)) for p in rng.sample(PROJECTS, 5)]
-                content = f"Parked for later, not for now:\n\n{_bullets(questions)}\n\n{content}"
+                questions = [sentence(rng.choice(p.questions)) for p in rng.sample(PROJECTS, 5)]
+                content = f"Parked for later, not for now:\n\n{bullets(questions)}\n\n{content}"
             elif category == "reference":
-                content = f"{_bullets(rng.sample(Bank.SHAPE_UP, 4))}\n\nWhy it matters to me: {content}"
+                content = f"{bullets(rng.sample(Bank.SHAPE_UP, 4))}\n\nWhy it matters to me: {content}"
             self.note(None, category, title + self.suffix, content, [category, "personal"], self.when(None))
 
-    def brain_dumps(self, made: _Made, everyone: list[_Made]) -> None:
+    def brain_dumps(self, made: Made, everyone: list[Made]) -> None:
         """Two rambling dumps per project; applied ones list the tasks they created."""
         rng, text = self.rng, made.text
         for _ in range(2):
@@ -523,103 +436,6 @@ class _Generator:
             summary = None if status == "pending" else Bank.DUMP_SUMMARY.format(**words)
             row |= {"title": title, "content": content, "ai_summary": summary, "operations": operations}
             self.rows["brain_dumps"].append(row)
-
-    # --- calendar ---------------------------------------------------------------------------------
-
-    def event(self, summary: str, start: datetime, minutes: int, **fields: Any) -> None:
-        """An event of ``minutes``; ``fields`` may set description, location, rrule, attendees, task."""
-        created = self.between(
-            min(start, self.now) - timedelta(days=21), min(start, self.now) - timedelta(days=1)
-        )
-        row = self.owned("event", created, created)
-        people, task = fields.pop("attendees", ()), fields.pop("task", None)
-        domain = fields.pop("domain", "lumen.example")
-        attendees = [{"name": p, "email": f"{_mailbox(p)}@{domain}"} for p in people]
-        row |= {
-            "uid": f"{row['id']}@tierwise.sample",
-            "summary": summary,
-            "start_at": start,
-            "all_day": False,
-        }
-        row |= {
-            "end_at": start + timedelta(minutes=minutes),
-            "timezone": self.zone.key,
-            "attendees": attendees,
-        }
-        row |= {"description": None, "location": None, "rrule": None} | fields
-        self.rows["calendar_events"].append(row | {"linked_task_id": task["id"] if task else None})
-
-    def calendar(self, index: int, made: list[_Made]) -> None:
-        """Recurring meetings, morning focus blocks (linked to tasks), afternoon meetings, all-day events."""
-        rng, suffix = self.rng, self.suffix
-        days = [self.day(offset) for offset in _WINDOW]
-        weekdays = [d for d in days if d.isoweekday() <= 5]
-        if index == 0:
-            standup = "Yesterday, today, blockers. Fifteen minutes, hard stop."
-            rule = f"FREQ=WEEKLY;BYDAY={_WORKDAYS}"
-            self.event(
-                "Daily standup",
-                self.at(weekdays[0], 9, 30),
-                15,
-                rrule=rule,
-                attendees=_TEAM,
-                description=standup,
-            )
-            monday = next(d for d in days if d.isoweekday() == 1)
-            agenda = "Running agenda in the shared doc: launch risks, hiring, team health."
-            rule = "FREQ=WEEKLY;BYDAY=MO"
-            self.event(
-                "1:1 with Priya", self.at(monday, 10), 30, rrule=rule, attendees=_TEAM[:1], description=agenda
-            )
-        else:
-            first = rng.choice(weekdays[:5])
-            rule = f"FREQ=WEEKLY;BYDAY={_WORKDAYS.split(',')[first.isoweekday() - 1]}"
-            summary, people = f"Weekly sync: {made[0].row['name']}", rng.sample(_TEAM, 3)
-            self.event(summary, self.at(first, 14), 45, rrule=rule, attendees=people, location="Google Meet")
-        work = [m for m in made if m.text.status == "active" and "personal" not in m.text.tags]
-        focusable = [t for m in work for t in m.open_tasks() if t["task_type"] == "one_off"]
-        focusable = [t for t in focusable if t["title"] not in SEED_TASKS and t["parent_task_id"] is None]
-        rng.shuffle(focusable)
-        for day in weekdays:
-            docs = made[0].tasks[0]  # the seed's API docs task, in its morning block the day before today
-            if index == 0 and day == self.day(-1) and docs["title"] == "Design API documentation portal":
-                about = "Deep work on the docs portal: OpenAPI pages and the auth guide."
-                self.event(f"Focus: {docs['title']}", docs["start_at"], 120, task=docs, description=about)
-            elif focusable and rng.random() < 0.6:
-                task = focusable.pop()
-                task["start_at"] = start = self.at(day, 10, 30 if day.isoweekday() == 1 else 0)
-                task["duration_minutes"] = 90
-                about = f"Deep work, phone on silent. {task['description'][:160]}"
-                self.event(f"Focus: {task['title']}", start, 90, task=task, description=about)
-            for hour, minute, length in sorted(rng.sample(_SLOTS, 2)):
-                self.meeting(made, day, hour, minute, length)
-        runs = [t for m in made if m.text.slug == "marathon-training" for t in m.tasks]
-        long_run = next((t for t in runs if t["title"] == "Saturday long run"), None)
-        route = "Easy pace, a gel every 40 minutes. Route: Belém and back along the river."
-        for day in (d for d in days if d.isoweekday() == 6):
-            start = self.at(day, 7, 30)
-            self.event(f"Long run{suffix}", start, 150, task=long_run, description=route, location="Belém")
-        for name in rng.sample(Bank.ALL_DAY, 3):
-            day = rng.choice(days)
-            start, end = self.at(day, 0), self.at(day + timedelta(days=1), 0)
-            self.event(name + suffix, start, int((end - start).total_seconds() // 60), all_day=True)
-
-    def meeting(self, made: list[_Made], day: date, hour: int, minute: int, length: int) -> None:
-        """A meeting about one project: work ones in the afternoon, personal ones at lunch."""
-        rng, past = self.rng, day < self.today
-        personal = hour == 13
-        weight = {"active": 4, "paused": 1, "completed": 1 if past else 0, "archived": 0}
-        choices = [m for m in made if ("personal" in m.text.tags) == personal]
-        project = rng.choices(choices, [weight[m.text.status] for m in choices])[0]
-        people = [p for p in project.people if all(w[:1].isupper() for w in p.split())]
-        linked = rng.choice(project.open_tasks()) if rng.random() < 0.3 else None
-        words = self.words(project) | ({"task": linked["title"]} if linked else {})
-        about = Bank.AGENDA.format(**words) if rng.random() < 0.7 else None
-        extra: dict[str, Any] = {"attendees": rng.sample(people, min(len(people), rng.randint(1, 3)))}
-        extra |= {"domain": "example.com", "task": linked} if personal else {"task": linked}
-        summary = rng.choice(project.text.meetings) + self.suffix
-        start = self.at(day, hour, minute)
-        self.event(summary, start, length, description=about, location=rng.choice(Bank.LOCATIONS), **extra)
 
 
 def _refuse_if_used(store: Store, user_id: str) -> None:
