@@ -25,7 +25,6 @@ from tierwise.workspace.repository import Workspace
 from tierwise.workspace.tools import workspace_tools
 
 NOW = datetime(2026, 11, 23, 14, 5, tzinfo=UTC)  # Monday; Lisbon is on UTC in November
-LOCAL = NOW.replace(tzinfo=None)
 
 
 def _clock() -> datetime:
