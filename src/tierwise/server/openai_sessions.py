@@ -41,7 +41,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -265,8 +265,15 @@ class Sessions:
             await asyncio.sleep(0)
             return work()
 
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``work`` in the background (:meth:`drain` waits for it)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
     async def begin(self, user: str, key: str, turn: Turn) -> Packed:
-        """After the session's previous answer is stored: :meth:`prepare`, through :meth:`run`.
+        """:meth:`prepare`, through :meth:`run` (with a cost guard, once the previous spend is recorded).
 
         The request's messages and pack audit are stored (:meth:`settle`) right after the caller has
         sent the pack upstream, while the answer is awaited.
@@ -284,9 +291,7 @@ class Sessions:
             except Exception:
                 log.exception("storing the request of session %s failed", key)
 
-        task = asyncio.get_running_loop().create_task(settle())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._spawn(settle())
         pack = prepared.pack
         return Packed(key, prepared.chat_id, pack.messages, pack.tools, pack.report.total_tokens, prepared)
 
@@ -332,9 +337,7 @@ class Sessions:
                         if slot not in self._chats:  # forgotten meanwhile: its lock goes too
                             self._drop_lock(slot)
 
-        job.task = asyncio.get_running_loop().create_task(later())
-        self._background.add(job.task)
-        job.task.add_done_callback(self._background.discard)
+        job.task = self._spawn(later())
         self._pending[slot] = job
 
     async def _start(self, job: _Finish, *, now: bool = False) -> None:
@@ -365,7 +368,7 @@ class Sessions:
             return self._locks.setdefault((user, key), threading.Lock())
 
     def prepare(self, user: str, key: str, turn: Turn) -> Prepared:
-        """Find (or start) the session's chat, store the new messages, pack the current turn.
+        """Find (or start) the session's chat, stage the new messages, pack the current turn.
 
         Raises:
             BudgetExceeded: the cost guard refuses the turn (nothing is stored).

@@ -17,6 +17,10 @@ from tierwise.store.checkpoint import Checkpointer
 from tierwise.store.engine import WRITE
 from tierwise.store.errors import NotFoundError
 
+# What prepared Core statements in several parts of the store share: a chat's messages, by user and chat.
+MESSAGES: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
+OWN_MESSAGES = (MESSAGES.c.user_id == sa.bindparam("b_user"), MESSAGES.c.chat_id == sa.bindparam("b_chat"))
+
 
 class StoreBase:
     """Sessions on one engine; every query helper takes the ``user_id`` it is scoped to."""

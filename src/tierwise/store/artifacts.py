@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from tierwise.errors import InputError
 from tierwise.store import models
-from tierwise.store._base import StoreBase
+from tierwise.store._base import MESSAGES, OWN_MESSAGES, StoreBase
 from tierwise.store.checks import check_count, check_json, check_text, check_time
 from tierwise.store.errors import NotFoundError
 from tierwise.store.records import Audit, AuditRecord, BlobInfo, BlobRef, Snapshot, StoredSegment
@@ -42,17 +42,15 @@ def _upsert_segment(insert: Any) -> Any:
 
 
 _UPSERT_SEGMENT = {"sqlite": _upsert_segment(sqlite.insert), "postgresql": _upsert_segment(postgresql.insert)}
-_MSG: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
-_MINE = (_MSG.c.user_id == sa.bindparam("b_user"), _MSG.c.chat_id == sa.bindparam("b_chat"))
 _UNSEGMENT_MESSAGES = (
-    sa.update(_MSG)
-    .where(*_MINE, _MSG.c.segment_id == sa.bindparam("b_segment"))
-    .where(sa.or_(_MSG.c.seq < sa.bindparam("b_first"), _MSG.c.seq > sa.bindparam("b_last")))
+    sa.update(MESSAGES)
+    .where(*OWN_MESSAGES, MESSAGES.c.segment_id == sa.bindparam("b_segment"))
+    .where(sa.or_(MESSAGES.c.seq < sa.bindparam("b_first"), MESSAGES.c.seq > sa.bindparam("b_last")))
     .values(segment_id=None)
 )
 _SEGMENT_MESSAGES = (
-    sa.update(_MSG)
-    .where(*_MINE, _MSG.c.seq >= sa.bindparam("b_first"), _MSG.c.seq <= sa.bindparam("b_last"))
+    sa.update(MESSAGES)
+    .where(*OWN_MESSAGES, MESSAGES.c.seq >= sa.bindparam("b_first"), MESSAGES.c.seq <= sa.bindparam("b_last"))
     .values(segment_id=sa.bindparam("b_segment"))
 )
 

@@ -29,6 +29,7 @@ from sqlalchemy.engine import URL
 
 from tierwise.errors import InputError
 from tierwise.store import models
+from tierwise.store._base import MESSAGES, OWN_MESSAGES
 from tierwise.store.artifacts import ArtifactsMixin
 from tierwise.store.checkpoint import Checkpointer
 from tierwise.store.checks import (
@@ -73,18 +74,16 @@ _TAKE_SEQS = _bump(_CHAT.c.message_count, sa.bindparam("b_n", type_=sa.Integer))
 _ADD_TOKENS = _bump(_CHAT.c.total_tokens_used, sa.bindparam("b_tokens", type_=sa.Integer))
 _GET_CHAT = sa.select(_CHAT).where(*_OWN_CHAT)
 _INSERT_CHAT = sa.insert(_CHAT)
-_MESSAGES: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
-_INSERT_MESSAGE = sa.insert(_MESSAGES)
-_FIND_MESSAGE = sa.select(_MESSAGES.c.id).where(
-    _MESSAGES.c.id == sa.bindparam("b_id"),
-    _MESSAGES.c.user_id == sa.bindparam("b_user"),
-    _MESSAGES.c.chat_id == sa.bindparam("b_chat"),
+_INSERT_MESSAGE = sa.insert(MESSAGES)
+_FIND_MESSAGE = sa.select(MESSAGES.c.id).where(
+    MESSAGES.c.id == sa.bindparam("b_id"),
+    MESSAGES.c.user_id == sa.bindparam("b_user"),
+    MESSAGES.c.chat_id == sa.bindparam("b_chat"),
 )
 _INSERT_TOOL_CALL = sa.insert(models.ChatToolCall.__table__)  # type: ignore[arg-type]
-_OF_CHAT = (_MESSAGES.c.user_id == sa.bindparam("b_user"), _MESSAGES.c.chat_id == sa.bindparam("b_chat"))
 _ARCHIVE = (
-    sa.update(_MESSAGES)
-    .where(*_OF_CHAT, _MESSAGES.c.seq <= sa.bindparam("b_upto"), _MESSAGES.c.is_archived.is_(False))
+    sa.update(MESSAGES)
+    .where(*OWN_MESSAGES, MESSAGES.c.seq <= sa.bindparam("b_upto"), MESSAGES.c.is_archived.is_(False))
     .values(is_archived=True)
 )
 _COUNT_ARCHIVED = (
@@ -92,8 +91,8 @@ _COUNT_ARCHIVED = (
     .where(*_OWN_CHAT)
     .values(
         messages_archived=sa.select(sa.func.count())
-        .select_from(_MESSAGES)
-        .where(*_OF_CHAT, _MESSAGES.c.is_archived.is_(True))
+        .select_from(MESSAGES)
+        .where(*OWN_MESSAGES, MESSAGES.c.is_archived.is_(True))
         .scalar_subquery(),
         updated_at=sa.bindparam("b_now"),
     )
