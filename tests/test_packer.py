@@ -19,6 +19,7 @@ from tierwise import (
 )
 from tierwise.packing import canonical_json, truncate_text
 from tierwise.packing.layers import TRUNCATION_MARKER
+from tierwise.packing.packer import TAIL_LEAD
 
 COUNTER = TokenCounter()
 LOREM = (
@@ -285,22 +286,52 @@ def test_allocations_shape_and_spill() -> None:
     assert spilled.report.total_tokens > result.report.total_tokens
 
 
-def test_text_sections_render_in_kind_order_into_one_system_message() -> None:
+def test_pack_is_ordered_by_how_often_its_parts_change() -> None:
+    history = [user("Plan the launch."), assistant("Three tracks.")]
     layers = [
         ContextLayer("input", "input", [user("hi")]),
+        ContextLayer("history", "history", history),
+        ContextLayer("ref", "retrieved", "Dana booked the venue."),
         ContextLayer("narr", "narrative", "We are planning the Q4 launch."),
         ContextLayer("sys", "system", "You are calm."),
         ContextLayer("prof", "profile", "Prefers mornings."),
     ]
     result = pack(layers, Budget(window=1000))
-    assert result.messages[0] == {
+    assert result.messages == [
+        {"role": "system", "content": "You are calm."},  # the system prompt, as given
+        {  # what changes only when memory is compacted
+            "role": "system",
+            "content": (
+                "## User profile\nPrefers mornings.\n\n## Story so far\nWe are planning the Q4 launch."
+            ),
+        },
+        *history,  # appended turn by turn
+        {  # chosen for this turn, just before the newest user message
+            "role": "user",
+            "content": f"{TAIL_LEAD}\n\n## Retrieved from earlier\nDana booked the venue.",
+        },
+        user("hi"),
+    ]
+    assert COUNTER.count_messages(result.messages) == result.report.total_tokens
+    as_system = Packer(COUNTER, tail_role="system").pack(layers, Budget(window=1000))
+    assert as_system.messages[-2] == {
         "role": "system",
-        "content": (
-            "You are calm.\n\n## User profile\nPrefers mornings.\n\n"
-            "## Story so far\nWe are planning the Q4 launch."
-        ),
+        "content": "## Retrieved from earlier\nDana booked the venue.",
     }
-    assert result.messages[1] == user("hi")
+    assert COUNTER.count_messages(as_system.messages) == as_system.report.total_tokens
+
+
+def test_system_messages_given_as_messages_are_sent_as_given() -> None:
+    system = [{"role": "system", "content": "Be brief."}, {"role": "developer", "content": "JSON only."}]
+    layers = [
+        ContextLayer("system", "system", system),
+        ContextLayer("prof", "profile", "Prefers mornings."),
+        ContextLayer("input", "input", [user("hi")]),
+    ]
+    result = pack(layers, Budget(window=1000))
+    assert result.messages[:2] == system
+    assert result.messages[2]["content"].startswith("## User profile")
+    assert COUNTER.count_messages(result.messages) == result.report.total_tokens
 
 
 def test_tools_layer_goes_to_tools_and_is_counted() -> None:
@@ -345,7 +376,7 @@ def test_band_limits_history_related_and_references() -> None:
     assert report.band == "warning"
     assert report.layer("history").messages <= 2
     assert sum(1 for i in range(5) if report.layer(f"rel{i}").status != "dropped") == 3
-    assert "Launch plan: three tracks." in result.messages[0]["content"]
+    assert "Launch plan: three tracks." in result.messages[-2]["content"]  # the tail
     assert report.layer("ref").status == "truncated"
     critical = pack(layers, Budget(window=100_000), band=band_for_health(0.1))
     assert critical.report.layer("history").status == "dropped"

@@ -24,6 +24,7 @@ from tierwise import (
     conversation_layers,
 )
 from tierwise.packing import canonical_json
+from tierwise.packing.packer import TAIL_LEAD
 
 COUNTER = TokenCounter()
 KINDS = ["profile", "location", "related", "narrative", "headers", "summaries", "retrieved", "tool_results"]
@@ -209,14 +210,24 @@ def test_every_packer_rule_holds(case: Case) -> None:
             assert r.tokens == 0
     assert report.tokens_saved == max(0, report.tokens_all_layers - report.total_tokens)
 
-    # 7. nothing invented: after the composed system message, messages come from the input in order
+    # 7. nothing invented: besides the composed text messages (system, head, tail), messages come
+    #    from the input in order; the tail message stands just before the newest user message
     sources = [
         dict(m)
         for layer in case.layers
         if not isinstance(layer.content, str) and layer.kind != "tools"
         for m in layer.content
     ]
-    rest = msgs[1:] if msgs and msgs[0]["role"] == "system" and msgs[0] not in sources else msgs
+    composed = [
+        i
+        for i, m in enumerate(msgs)
+        if m not in sources and (m["role"] == "system" or str(m.get("content")).startswith(TAIL_LEAD))
+    ]
+    tails = [i for i in composed if str(msgs[i].get("content")).startswith(TAIL_LEAD)]
+    assert len(tails) <= 1
+    if tails and newest is not None:
+        assert msgs[tails[0] + 1] == newest
+    rest = [m for i, m in enumerate(msgs) if i not in composed]
     pos = 0
     for m in rest:
         while pos < len(sources) and sources[pos] != m:

@@ -18,6 +18,7 @@ from tierwise.errors import InputError
 from tierwise.memory.assemble import pack_turn
 from tierwise.memory.blobs import InMemoryBlobStore
 from tierwise.memory.engine import Memory
+from tierwise.packing.report import Pack
 from tierwise.tokens import REPLY_PRIMING, TokenCounter
 
 __all__ = ["ReplayReport", "ReplayRow", "replay"]
@@ -119,6 +120,7 @@ def replay(
     tools: Sequence[Mapping[str, Any]] = (),
     store: Any | None = None,
     progress: Callable[[int], None] | None = None,
+    on_pack: Callable[[int, Pack], None] | None = None,
 ) -> ReplayReport:
     """Feed ``messages`` one by one; pack before every user message (after the first system ones).
 
@@ -131,6 +133,7 @@ def replay(
         store: optional ``(add, count)`` pair of callables persisting each message before it is
             packed (the chat store), so the replay can check nothing was lost there either.
         progress: called with the number of messages processed so far.
+        on_pack: called with each user message's index and the pack built before it.
     """
     start = 0
     while start < len(messages) and messages[start].get("role") in ("system", "developer"):
@@ -150,6 +153,8 @@ def replay(
         if message.get("role") == "user":
             memory.begin_turn()
             pack = pack_turn(memory, budget, [message], system=system, tools=tools)
+            if on_pack is not None:
+                on_pack(i, pack)
             events = memory.events[seen_events:]
             seen_events = len(memory.events)
             report.compactions.extend({"turn": i, **asdict(e)} for e in events)

@@ -97,9 +97,16 @@ DEFAULT_SYSTEM = (
 )
 
 _LAST_STEP = (
-    "\n\nThis is the last step of this turn: tools are not available now. Answer the user with "
+    "This is the last step of this turn: tools are not available now. Answer the user with "
     "what you have, and say what is still open."
 )
+
+
+def _last_step() -> ContextLayer:
+    """The last step's note, in the tail (the system prompt before it stays as it was)."""
+    return ContextLayer("last_step", "notice", _LAST_STEP, guaranteed=True, title="Note", placement="tail")
+
+
 _STOPPED_CALL = "stopped by the user before {name} finished; its effect, if any, is unknown"
 _NOT_RUN = "not run: the turn was stopped before this call started"
 _MAX_CACHED_CHATS = 64
@@ -371,12 +378,12 @@ class ChatEngine:
                 pack = chat.pack(
                     budget,
                     self._current(t),
-                    system=self.system + (_LAST_STEP if last and definitions else ""),
+                    system=self.system,
                     tools=definitions,
                     band=band,
                     health=health,
                     upto=t.start,
-                    layers=extra,
+                    layers=[*extra, _last_step()] if last and definitions else extra,
                     record=False,  # audited and snapshotted after done, off the answer's path
                 )
                 report = pack.report

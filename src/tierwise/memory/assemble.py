@@ -24,7 +24,7 @@ def pack_turn(
     budget: Budget,
     current: Sequence[Mapping[str, Any]],
     *,
-    system: str | None = None,
+    system: str | Sequence[Mapping[str, Any]] | None = None,
     tools: Sequence[Mapping[str, Any]] = (),
     requested: Sequence[tuple[str, Form]] = (),
     seed: str | int | None = None,
@@ -32,13 +32,17 @@ def pack_turn(
     health: float | None = None,
     upto: int | None = None,
     layers: Sequence[ContextLayer] = (),
+    tail_role: str = "user",
 ) -> Pack:
     """Pack ``current`` (the newest user message and the turn in progress) with memory's context.
 
-    If ``current`` is already remembered (the chat engine stores every message first), pass
-    ``upto``: the index of its first turn, so memory's layers stop before it and nothing is sent twice.
-    ``layers`` are the caller's other layers (a user profile, the location, related items): they are
-    reserved before memory sizes its own, like the system prompt, and the packer decides their fate.
+    ``system`` is the system prompt: a text, or the caller's own system (or developer) messages,
+    sent first and exactly as given. If ``current`` is already remembered (the chat engine stores
+    every message first), pass ``upto``: the index of its first turn, so memory's layers stop
+    before it and nothing is sent twice. ``layers`` are the caller's other layers (a user profile,
+    the location, related items): memory holds those placed in the head as they were at its last
+    compaction step and sends a changed one in the tail (see :class:`~tierwise.memory.engine.Frame`).
+    ``tail_role`` is the role of the per-turn tail message (see :class:`~tierwise.packing.Packer`).
     """
     counter = memory.counter
     base: list[ContextLayer] = []
@@ -46,7 +50,6 @@ def pack_turn(
         base.append(ContextLayer("system", "system", system))
     if tools:
         base.append(ContextLayer("tools", "tools", tools))
-    base.extend(layers)
     if current:
         base.append(ContextLayer("input", "input", current))
     texts = any(layer.form == "text" for layer in base)
@@ -55,8 +58,19 @@ def pack_turn(
         (str(m.get("content") or "") for m in reversed(current) if m.get("role") == "user"),
         None,
     )
-    layers = base + memory.layers(query, budget, reserved=reserved, requested=requested, upto=upto)
-    return Packer(counter).pack(layers, budget, seed=seed, band=band, health=health)
+    limit = band.history_messages if band is not None else None
+    chosen = memory.layers(
+        query,
+        budget,
+        reserved=reserved,
+        requested=requested,
+        upto=upto,
+        caller=layers,
+        max_messages=limit,
+    )
+    return Packer(counter, tail_role=tail_role).pack(
+        base + chosen, budget, seed=seed, band=band, health=health
+    )
 
 
 def pack_text(pack: Pack) -> str:

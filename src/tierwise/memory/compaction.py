@@ -1,38 +1,42 @@
-"""Compaction: keeping working memory (the recent turns sent in full) inside its budget.
+"""Compaction in steps: working memory grows turn by turn, then shrinks once, to a low-water mark.
 
-Seed 000's triggers, applied to the history budget: at 80% **summarise** (older segments leave
-working memory; their summaries and headers stand in for them), at 90% **archive** (everything before
-the open segment leaves working memory and is marked archived — never deleted), at 95% **truncate**
-(working memory starts later inside the open segment, at a whole tool-call group and preferably a
-user turn, until it is back under 80%).
+Providers cache prompt prefixes, so a pack that repeats the previous one from the start costs a
+fraction of one that does not. Working memory (the recent turns sent whole) therefore never slides
+by a turn or two per pack, as seed 000's 80/90/95% triggers would make it: it is only appended to
+until it would overflow its allowance (its *high-water mark*), and then, in one **step**, it starts
+later, at the latest whole tool-call group beginning with a user message that leaves it at or under
+the *low-water mark* (by default half the allowance). The turns before the new start leave working
+memory and are archived — never deleted, still retrievable and recallable by segment id — and the
+memory layers are refreshed in the same step, so the front of the pack changes once per step.
 
-Why it cannot loop or skip: each step only moves the start of working memory forward, runs at most
-once per check, and is logged with tokens before and after even when it changed nothing; the last
-step is deterministic and always ends under budget, even when the conversation was already far over
-the window when compaction first ran.
+Why it cannot loop or skip: a step only moves the start forward, runs at most once per pack, is
+logged with tokens before and after (and the cache it cost), and always ends at or under the
+low-water mark or, when not even that fits, with the newest group alone.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from tierwise.memory.segments import Segment
 from tierwise.packing.groups import MessageGroups
 
-__all__ = ["THRESHOLDS", "CompactionEvent", "plan_compaction"]
+__all__ = ["CompactionEvent", "plan_step"]
 
 log = logging.getLogger(__name__)
 
-Action = Literal["summarize", "archive", "truncate"]
-THRESHOLDS: tuple[tuple[float, Action], ...] = ((0.80, "summarize"), (0.90, "archive"), (0.95, "truncate"))
+Action = Literal["step"]
 
 
 @dataclass(frozen=True)
 class CompactionEvent:
-    """One compaction step: what it did and working-memory tokens before and after."""
+    """One compaction step: working-memory tokens before and after, and the cache it cost.
+
+    ``threshold`` is the low-water mark as a share of the allowance (``budget``);
+    ``cache_tokens`` are the tokens of the previous pack, after the caller's system prompt and tools,
+    that the next pack no longer repeats (a provider bills them uncached once more).
+    """
 
     action: Action
     threshold: float
@@ -41,6 +45,7 @@ class CompactionEvent:
     live_from_before: int
     live_from_after: int
     budget: int
+    cache_tokens: int = 0
 
     @property
     def changed(self) -> bool:
@@ -48,63 +53,26 @@ class CompactionEvent:
         return self.live_from_after != self.live_from_before
 
 
-def plan_compaction(
+def plan_step(
     *,
     live_from: int,
-    costs: Sequence[int],
-    segments: Sequence[Segment],
+    end: int,
     groups: MessageGroups,
-    budget: int,
-    recent_segments: int,
-) -> tuple[int, list[CompactionEvent]]:
-    """Where working memory should start so it fits ``budget``, and the steps taken to get there.
+    target: int,
+    max_messages: int | None = None,
+) -> int:
+    """The latest start ≥ ``live_from`` whose working memory ``[start, end)`` fits ``target`` tokens.
 
-    Args:
-        live_from: index of the first turn now in working memory.
-        costs: tokens of every turn as a message.
-        segments: all segments, oldest first.
-        groups: tool-call groups of all turns (so truncation never splits a call from its result).
-        budget: the history budget in tokens.
-        recent_segments: segments kept whole by the summarise step.
+    The start falls on a whole tool-call group and, where one exists, on a user message; with
+    ``max_messages``, working memory also holds at most that many messages. If not even the newest
+    group fits, working memory is that group alone.
     """
-    n = len(costs)
-    events: list[CompactionEvent] = []
-
-    def tokens(start: int) -> int:
-        return sum(costs[start:n])
-
-    current = live_from
-    for threshold, action in THRESHOLDS:
-        before = tokens(current)
-        if before < threshold * budget:
-            continue
-        if action == "summarize":
-            keep = segments[-recent_segments:] if recent_segments > 0 else segments[-1:]
-            target = max(current, keep[0].first if keep else current)
-        elif action == "archive":
-            target = max(current, segments[-1].first if segments else current)
-        else:
-            target = _truncate(current, n, groups, int(0.80 * budget), costs)
-        after = tokens(target)
-        event = CompactionEvent(action, threshold, before, after, current, target, budget)
-        log.info(
-            "compaction %s at %.0f%%: working memory %d -> %d tokens (turns from %d -> %d)",
-            action,
-            threshold * 100,
-            before,
-            after,
-            current,
-            target,
-        )
-        events.append(event)
-        current = target
-    return current, events
-
-
-def _truncate(start: int, n: int, groups: MessageGroups, target: int, costs: Sequence[int]) -> int:
-    """The latest start (≥ ``start``) whose working memory fits ``target``, at a group boundary."""
-    first, _ = groups.newest(n, stop=start, budget=target)
-    if first == n:  # not even the newest group fits: keep just that group
-        first, _ = groups.newest(n, stop=start, max_groups=1)
-    begin, _ = groups.start_on("user", first, n)
-    return max(start, begin if begin < n else first)
+    first, _ = groups.newest(end, stop=live_from, budget=max(0, target), max_messages=max_messages)
+    if first == end:  # not even the newest group fits: keep just that group
+        first, _ = groups.newest(end, stop=live_from, max_groups=1)
+    begin, _ = groups.start_on("user", first, end)
+    start = max(live_from, begin if begin < end else first)
+    log.info(
+        "compaction step: working memory from turn %d -> %d (target %d tokens)", live_from, start, target
+    )
+    return start

@@ -11,23 +11,27 @@ Per pack (seed 003's policy, configurable in :class:`MemoryPolicy`):
   :mod:`tierwise.memory.retrieval`), verbatim, in order;
 * **requested**: segments the model asked for by id, as header, summary or full text.
 
-Working memory is kept inside the history budget by :mod:`tierwise.memory.compaction`.
+The layers are laid out for the provider's prompt cache (:class:`Frame`): narrative, headers and
+summaries are made at a compaction step (:mod:`tierwise.memory.compaction`) and held until the next;
+working memory is appended to turn by turn; retrieved turns and requested segments are chosen per
+turn and go last, before the newest user message. While the whole conversation fits the budget,
+memory adds nothing at all.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from tierwise.budget import Budget
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result
-from tierwise.memory.compaction import CompactionEvent, plan_compaction
+from tierwise.memory.compaction import CompactionEvent, plan_step
 from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative
-from tierwise.memory.retrieval import TurnRetriever
+from tierwise.memory.retrieval import TurnRetriever, tokenize
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.segments import Segment, Segmenter, SegmentPolicy, full_text, make_trio
 from tierwise.memory.turns import Turn, render_turn, turn_from_message
@@ -36,7 +40,7 @@ from tierwise.packing.layers import ContextLayer
 from tierwise.summarize.base import Summarizer
 from tierwise.tokens import TokenCounter, get_counter
 
-__all__ = ["Form", "Memory", "MemoryPolicy"]
+__all__ = ["Form", "Frame", "Memory", "MemoryPolicy"]
 
 log = logging.getLogger(__name__)
 
@@ -48,16 +52,19 @@ class MemoryPolicy:
     """How memory shares a budget between its layers, and when it compacts.
 
     Shares are of the tokens left for memory (the budget minus what the caller reserves for the
-    system prompt, tools and input). Retrieval gets what the other layers leave; whatever retrieval
-    leaves unused extends the history. The default favours retrieval: in a long conversation the
-    turns relevant to the question are worth more than generic summaries.
+    system prompt, tools and input). Working memory (the recent turns, sent whole) may grow to what
+    the head (narrative, headers, summaries) and the per-turn retrieval share leave; when it would
+    grow past that, a compaction step shrinks it to ``low_water`` of it at once
+    (:mod:`tierwise.memory.compaction`). Retrieval keeps to ``retrieval_share`` per turn unless the
+    input asks about something working memory does not show: then it may fill what is left.
     """
 
     narrative_share: float = 0.10
     headers_share: float = 0.08
     summaries_share: float = 0.08
-    history_share: float = 0.12
-    recent_segments: int = 2
+    retrieval_share: float = 0.0  # per turn, unless the input asks about what working memory lacks
+    low_water: float = 0.15  # a compaction step shrinks working memory to this share of its allowance
+    past_share: float = 0.5  # the input asks about the past: this share of its words is not in working memory
     summary_segments: int = 5
     max_headers: int = 200
     fulls_per_turn: int = 3
@@ -65,6 +72,31 @@ class MemoryPolicy:
     blob_threshold_tokens: int = 400
     defer_summaries: bool = False  # summarise closed segments in maintain(), not as they close
     segments: SegmentPolicy = field(default_factory=SegmentPolicy)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The front of a chat's packs between two compaction steps: what a provider's cache can serve.
+
+    A pack is laid out by how often its parts change: the caller's system prompt and tools; the
+    head (the caller's profile and location as they were at the step, the narrative, segment headers
+    and summaries); working memory, appended turn by turn; then, per turn, the tail (retrieved turns,
+    requested segments, caller layers that changed since the step) and the newest user message.
+    Everything up to the tail stays byte-identical from pack to pack until a step makes it anew.
+
+    Args:
+        available: the budget it was made for (another budget makes a new frame).
+        stepped: whether memory has compacted yet; until then the pack is the conversation as given.
+        layers: memory's head layers as made at the step.
+        caller: the caller's head layers as they were at the step, by id.
+        window: tokens working memory may grow to before the next step.
+    """
+
+    available: int
+    stepped: bool
+    layers: tuple[ContextLayer, ...]
+    caller: dict[str, ContextLayer]
+    window: int
 
 
 class Memory:
@@ -108,6 +140,8 @@ class Memory:
         self._unsettled: list[Segment] = []  # closed, summary deferred (policy.defer_summaries)
         self._unnarrated: list[Segment] = []  # summarised by maintain_step, narrative next step
         self._headed: dict[str, int] = {}  # segment id → its last turn when its header was made
+        self._term_sets: list[set[str]] = []  # each turn's searchable words (Memory._terms)
+        self.frame: Frame | None = None  # the packs' front until the next compaction step
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -343,29 +377,6 @@ class Memory:
             self._groups = MessageGroups(self.messages, self.costs)
         return self._groups
 
-    def compact(self, history_budget: int, *, upto: int | None = None) -> list[CompactionEvent]:
-        """Run the 80/90/95% triggers against ``history_budget``; returns the steps taken.
-
-        ``upto`` leaves the turn in progress (turns from that index on) out of working memory.
-        """
-        n = len(self.turns) if upto is None else min(upto, len(self.turns))
-        if n == 0:
-            return []
-        start, events = plan_compaction(
-            live_from=min(self.live_from, n),
-            costs=self.costs[:n],
-            segments=[s for s in self.segments if s.first < n],
-            groups=self.groups(),
-            budget=history_budget,
-            recent_segments=self.policy.recent_segments,
-        )
-        for event in events:
-            if event.action == "archive":
-                self.archived_upto = max(self.archived_upto, event.live_from_after)
-        self.live_from = max(self.live_from, start)
-        self.events.extend(events)
-        return events
-
     def layers(
         self,
         query: str | None,
@@ -374,78 +385,176 @@ class Memory:
         reserved: int = 0,
         requested: Sequence[tuple[str, Form]] = (),
         upto: int | None = None,
+        caller: Sequence[ContextLayer] = (),
+        max_messages: int | None = None,
     ) -> list[ContextLayer]:
         """Memory's layers for one pack, sized to fit ``budget`` minus ``reserved`` tokens.
+
+        The layers are laid out for the provider's prompt cache (see :class:`Frame`): the head
+        (narrative, headers, summaries) and working memory change only at a compaction step; what
+        is chosen for this turn (retrieved turns, requested segments) goes in the tail. While the
+        whole conversation fits, memory adds nothing: working memory is the conversation as given.
 
         Args:
             query: the current input (the newest user message) that retrieval ranks against.
             budget: the pack's budget.
-            reserved: tokens the caller's own layers take (system prompt, tools, input).
+            reserved: tokens the caller's fixed layers take (system prompt, tools, input).
             requested: ``(segment id, form)`` pairs the model asked for.
             upto: consider only turns before this index (the turn in progress, already remembered,
                 travels in the caller's input layer instead).
+            caller: the caller's other layers (profile, location, related). Those placed in the
+                head are held as they were at the last step; a changed one is also sent, as it is
+                now, in the tail. They are returned among memory's layers.
+            max_messages: most messages working memory may hold (a pruning band's limit).
         """
         counter, policy = self.counter, self.policy
-        room = max(0, budget.available - reserved - 8)  # 8: system-message framing
-        out: list[ContextLayer] = []
-        if not self.turns:
-            return out
+        room = max(0, budget.available - reserved - 8)  # 8: the head message's framing
         n = len(self.turns) if upto is None else max(0, min(upto, len(self.turns)))
-        if n == 0:
-            return out
-        history_budget = int(room * policy.history_share)
-        self.compact(history_budget, upto=n)
-        self._settle(older_than=self.live_from)  # summaries are shown only once out of working memory
-
-        def add_text(layer: ContextLayer) -> int:
-            out.append(layer)
-            return layer.tokens(counter) + 1
-
-        used = 0
-        narrative = self.narrative.fit(
-            counter, min(NARRATIVE_TOKENS, int(room * policy.narrative_share))
-        ).render()
-        if narrative:
-            used += add_text(ContextLayer("narrative", "narrative", narrative))
-        headers = self._headers(int(room * policy.headers_share))
-        if headers:
-            used += add_text(ContextLayer("headers", "headers", headers, truncatable=True))
-        summaries = self._summaries(int(room * policy.summaries_share))
-        if summaries:
-            used += add_text(ContextLayer("summaries", "summaries", summaries))
+        heads = [layer for layer in caller if layer.form == "text" and layer.placement == "head"]
+        others = [layer for layer in caller if layer not in heads]
+        groups = self.groups()
+        window = groups.cost_between(self.live_from, n) if n else 0
+        frame = self.frame
+        if (
+            frame is None
+            or frame.available != budget.available
+            or n < self.live_from
+            or (max_messages is not None and n - self.live_from > max_messages)
+            or (frame.stepped and window > frame.window)
+            or window + _cost(frame.layers, counter) + _cost(frame.caller.values(), counter) > room
+            or (not frame.stepped and window + _cost(heads, counter) > room)
+        ):
+            frame = self._step(room, heads, n, window, budget.available, max_messages)
+            window = groups.cost_between(self.live_from, n) if n else 0
+        out: list[ContextLayer] = list(frame.layers)
+        for layer in heads:  # held as at the step; a changed one is also sent now, in the tail
+            held = frame.caller.get(layer.id)
+            if held is None or held.content != layer.content:
+                out.append(_updated(layer))
+        out.extend(frame.caller.values())
+        out.extend(others)
+        used = _cost(out, counter)
         for seg_id, form in requested:
             text = self.recall([seg_id], form)
-            used += add_text(ContextLayer(f"requested:{seg_id}", "retrieved", text, priority=4))
-
-        groups = self.groups()
-        start, history_cost = groups.newest(n, stop=self.live_from, budget=history_budget)
-        start, dropped = groups.start_on("user", start, n)
-        history_cost -= dropped
-        shown = {t.id for t in self.turns[start:]}  # and the turn in progress
-        retrieval_budget = max(0, room - used - history_cost - 12)
-        picked: list[Turn] = []
-        if query and retrieval_budget > 0 and start > 0:
-            self.index(start, force=False)
-            candidates = self.retriever.select(query, retrieval_budget, counter, exclude=shown)
-            picked = [t for t in candidates if t.index < start]
-        if picked:
-            rendered = [render_turn(t) for t in picked]
-            layer = ContextLayer("retrieved", "retrieved", "\n".join(rendered))
-            rendered[0] = layer.heading + rendered[0]
-            counter.count_joined(rendered, "\n")  # the turns' lines are counted already: cheap
-            used += add_text(layer)
-        leftover = room - used - history_cost - 8
-        if leftover > 0 and start > self.live_from:  # retrieval left room: show more history
-            floor = max(self.live_from, max((t.index for t in picked), default=-1) + 1)
-            start, history_cost = groups.newest(n, stop=floor, budget=history_cost + leftover)
-            start, _ = groups.start_on("user", start, n)
+            layer = ContextLayer(f"requested:{seg_id}", "retrieved", text, priority=4)
+            out.append(layer)
+            used += layer.tokens(counter) + 1
+        start = self.live_from
+        if query and start > 0:
+            leftover = room - used - window - 16  # 16: the tail message's framing and lead
+            allowance = leftover if self._needs_past(query, start, n) else int(room * policy.retrieval_share)
+            allowance = min(allowance, leftover)
+            if allowance > 0:
+                self.index(start, force=False)
+                shown = {t.id for t in self.turns[start:]}
+                picked = self.retriever.select(query, allowance, counter, exclude=shown)
+                picked = [t for t in picked if t.index < start]
+                if picked:
+                    rendered = [render_turn(t) for t in picked]
+                    layer = ContextLayer("retrieved", "retrieved", "\n".join(rendered))
+                    rendered[0] = layer.heading + rendered[0]
+                    counter.count_joined(rendered, "\n")  # the turns' lines are counted already: cheap
+                    out.append(layer)
         if start < n:
             out.append(ContextLayer("history", "history", groups.kept(start, n)))
         return out
 
-    def _headers(self, budget: int) -> str:
-        segments = self.segments[-self.policy.max_headers :]
-        hidden = len(self.segments) - len(segments)
+    def _step(
+        self,
+        room: int,
+        heads: Sequence[ContextLayer],
+        n: int,
+        window: int,
+        available: int,
+        max_messages: int | None,
+    ) -> Frame:
+        """A compaction step: working memory to its low-water mark, the head made anew (see Frame)."""
+        counter, policy = self.counter, self.policy
+        old = self.frame
+        caller = {layer.id: layer for layer in heads}
+        caller_cost = _cost(heads, counter)
+        everything = window if self.live_from == 0 else None
+        if (
+            everything is not None
+            and caller_cost + everything <= room
+            and (max_messages is None or n <= max_messages)
+        ):  # the whole conversation fits: sent as given, nothing added
+            self.frame = Frame(available, False, (), caller, room - caller_cost)
+            return self.frame
+        head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
+        allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share)))
+        before = self.live_from
+        self.live_from = plan_step(
+            live_from=before,
+            end=n,
+            groups=self.groups(),
+            target=int(allowance * policy.low_water),
+            max_messages=None if max_messages is None else max(1, max_messages // 2),
+        )
+        self.archived_upto = max(self.archived_upto, self.live_from)
+        self._settle(older_than=self.live_from)  # summaries are shown once out of working memory
+        layers: list[ContextLayer] = []
+        narrative = self.narrative.fit(
+            counter, min(NARRATIVE_TOKENS, int(room * policy.narrative_share))
+        ).render()
+        if narrative:
+            layers.append(ContextLayer("narrative", "narrative", narrative))
+        headers = self._headers(int(room * policy.headers_share), self.live_from)
+        if headers:
+            layers.append(ContextLayer("headers", "headers", headers, truncatable=True))
+        summaries = self._summaries(int(room * policy.summaries_share))
+        if summaries:
+            layers.append(ContextLayer("summaries", "summaries", summaries))
+        head = _cost(layers, counter)
+        after = self.groups().cost_between(self.live_from, n) if n else 0
+        cache = 0
+        if old is not None:
+            cache = _cost(old.layers, counter) + _cost(old.caller.values(), counter) + window
+        event = CompactionEvent(
+            "step", policy.low_water, window, after, before, self.live_from, allowance, cache
+        )
+        self.events.append(event)
+        self.frame = Frame(
+            available,
+            True,
+            tuple(layers),
+            caller,
+            max(after, room - caller_cost - head - int(room * policy.retrieval_share)),
+        )
+        return self.frame
+
+    def _needs_past(self, query: str, start: int, end: int) -> bool:
+        """Whether ``query`` asks about something working memory does not show but older turns do.
+
+        True when most of the query's searchable words (stemmed, stopwords left out) are missing from
+        working memory and at least one of them occurs in an older turn: then retrieval may fill what
+        the budget leaves; otherwise it keeps to its per-turn share.
+        """
+        terms = set(tokenize([query])[0])
+        if not terms:
+            return False
+        seen = self._terms(start, end)
+        missing = terms - seen
+        if len(missing) < self.policy.past_share * len(terms):
+            return False
+        return bool(missing & self._terms(0, start))
+
+    def _terms(self, start: int, end: int) -> set[str]:
+        """The searchable words of turns ``[start, end)`` (each turn's set made once)."""
+        cache = self._term_sets
+        if len(cache) < end:
+            texts = [f"{t.text} {t.extra}" for t in self.turns[len(cache) : end]]
+            cache.extend(set(words) for words in tokenize(texts))
+        out: set[str] = set()
+        for words in cache[start:end]:
+            out |= words
+        return out
+
+    def _headers(self, budget: int, before: int | None = None) -> str:
+        """One line per segment (those begun before turn ``before``, if given), oldest collapsed."""
+        known = [s for s in self.segments if before is None or s.first < before]
+        segments = known[-self.policy.max_headers :]
+        hidden = len(known) - len(segments)
         lines = []
         for seg in segments:
             stale = not seg.closed or not seg.header  # growing, or summary deferred: header only
@@ -490,3 +599,26 @@ class Memory:
 def _name(speaker: str) -> str:
     """An OpenAI ``name`` field: letters, digits, ``_`` and ``-`` only."""
     return "".join(c if c.isalnum() or c in "_-" else "_" for c in speaker)[:64]
+
+
+def _cost(layers: Iterable[ContextLayer], counter: TokenCounter) -> int:
+    """Tokens of text layers as sections (each + 2 for the separator between sections)."""
+    return sum(layer.tokens(counter) + 2 for layer in layers)
+
+
+def _updated(layer: ContextLayer) -> ContextLayer:
+    """A caller's head layer that changed since the step, as it is now, for the tail."""
+    title = f"{layer.title or layer.kind.replace('_', ' ').capitalize()} (updated)"
+    if layer.heading:
+        title = f"{layer.heading[3:].strip()} (updated)"
+    return ContextLayer(
+        f"{layer.id}:updated",
+        layer.kind,
+        layer.content,
+        priority=layer.priority,
+        guaranteed=False,
+        truncatable=layer.truncatable,
+        title=title,
+        summary=layer.summary,
+        placement="tail",
+    )

@@ -217,7 +217,7 @@ class ChatMemory:
         budget: Budget,
         current: Sequence[Mapping[str, Any]],
         *,
-        system: str | None = None,
+        system: str | Sequence[Mapping[str, Any]] | None = None,
         tools: Sequence[Mapping[str, Any]] = (),
         requested: Sequence[tuple[str, Form]] = (),
         seed: str | int | None = None,

@@ -135,20 +135,13 @@ def parse_conversation(data: Any) -> Conversation:
         raise InputError(f"{where}: {msg}{more}" if where else f"{msg}{more}") from None
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return ""
-
-
 def conversation_layers(
     messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()
 ) -> list[ContextLayer]:
     """Layers for a plain conversation: system prompt, tools, history and input.
 
-    The leading system (or developer) messages become the guaranteed ``system`` layer; the newest
+    The leading system (or developer) messages become the guaranteed ``system`` layer, sent as
+    given; the newest
     user message and everything after it (a turn in progress, with its tool calls) become the
     guaranteed ``input`` layer; everything between is ``history``, dropped oldest group first.
     """
@@ -156,9 +149,8 @@ def conversation_layers(
     while start < len(messages) and messages[start].get("role") in ("system", "developer"):
         start += 1
     layers: list[ContextLayer] = []
-    if start:
-        text = "\n\n".join(_text_of(m.get("content")) for m in messages[:start])
-        layers.append(ContextLayer("system", "system", text))
+    if start:  # sent first and as given
+        layers.append(ContextLayer("system", "system", messages[:start]))
     if tools:
         layers.append(ContextLayer("tools", "tools", tools))
     rest = messages[start:]

@@ -23,6 +23,15 @@ summaries    8         no          yes          summaries of mid-age segments
 retrieved    9         no          yes          old turns or segments retrieved or requested by id
 tool_results 10        no          yes          compressed tool results (blob summaries)
 ===========  ========  ==========  ===========  ===================================================
+
+Where a layer goes in the pack (its **placement**) follows how often it changes, so that a pack
+repeats the previous one from the start for as long as possible (providers cache prompt prefixes):
+
+* ``system``: the system layer, first and as given (text: one system message; messages: each as sent);
+* ``head``: text that changes rarely (profile, location, related, narrative, headers, summaries
+  and kinds of your own), as one system message right after the system layer;
+* ``tail``: text chosen for this turn (``retrieved``, ``tool_results``), as one message just before
+  the ``input`` layer, after the history.
 """
 
 from __future__ import annotations
@@ -41,11 +50,13 @@ __all__ = [
     "TRUNCATION_MARKER",
     "ContextLayer",
     "LayerForm",
+    "Placement",
     "truncate_text",
 ]
 
 Message = Mapping[str, Any]
 LayerForm = Literal["text", "messages", "tools"]
+Placement = Literal["system", "head", "tail"]
 
 KIND_ORDER: tuple[str, ...] = (
     "system",
@@ -79,6 +90,7 @@ DEFAULT_PRIORITY: dict[str, int] = {
 _UNKNOWN_PRIORITY = 50
 _GUARANTEED = frozenset({"system", "tools", "input", "narrative", "headers"})
 _NOT_TRUNCATABLE = frozenset({"system", "tools", "input"})
+_TAIL = frozenset({"retrieved", "tool_results"})
 
 _TITLES = {
     "profile": "User profile",
@@ -108,6 +120,8 @@ class ContextLayer:
         truncatable: may be cut (text) or lose its oldest message groups (messages); defaults by kind.
         title: heading of a text layer's section in the system message (defaults by kind).
         summary: a shorter stand-in used when the pruning band asks for summaries.
+        placement: where a text layer goes: ``head`` (after the system layer) or ``tail`` (just
+            before the input); defaults by kind (see the module docstring).
 
     Example:
         >>> ContextLayer("profile", "profile", "Works best in the morning.").priority
@@ -124,6 +138,7 @@ class ContextLayer:
     summary: str | None
     plain: bool  # every item is a plain dict (the packer can pass them on without copying)
     form: LayerForm  # text, messages, or (kind tools with a sequence) tools
+    placement: Placement
 
     def __init__(
         self,
@@ -136,6 +151,7 @@ class ContextLayer:
         truncatable: bool | None = None,
         title: str | None = None,
         summary: str | None = None,
+        placement: Placement | None = None,
     ) -> None:
         if not id:
             raise InputError("a context layer needs a non-empty id")
@@ -169,6 +185,11 @@ class ContextLayer:
         )
         object.__setattr__(self, "title", title)
         object.__setattr__(self, "summary", summary)
+        if kind == "system":
+            placement = "system"
+        elif placement not in (None, "head", "tail"):
+            raise InputError(f"layer {id!r}: placement is 'head' or 'tail', not {placement!r}")
+        object.__setattr__(self, "placement", placement or ("tail" if kind in _TAIL else "head"))
 
     @property
     def heading(self) -> str:

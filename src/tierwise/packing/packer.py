@@ -17,9 +17,13 @@ Policy ``deterministic-v1``, in order:
    it in fill order is dropped too, unless guaranteed: a lower priority never gets in ahead of a
    higher one.
 5. **Spill.** Budget left over goes back to layers cut by their allocation, in fill order.
-6. **Render and verify.** Text layers become one system message (sections in kind order), message
-   layers follow in kind order, tools go to ``tools``. The result is counted exactly; if joining
-   sections made it larger than the sum of its parts, layers are shrunk in drop order until it fits.
+6. **Render and verify.** The pack is ordered by how often its parts change, so that it repeats
+   the previous pack from the start for as long as possible (providers cache prompt prefixes):
+   tools go to ``tools``; the ``system`` layer comes first, as given; the other text layers placed
+   in the *head* follow as one system message (sections in kind order); then the message layers
+   (history); then the text layers placed in the *tail* as one message; then the ``input`` layer.
+   The result is counted exactly; if joining sections made it larger than the sum of its parts,
+   layers are shrunk in drop order until it fits.
 7. **Checksum.** sha256 over the canonical JSON of policy, messages and tools.
 """
 
@@ -40,9 +44,11 @@ from tierwise.packing.layers import KIND_ORDER, TRUNCATION_MARKER, ContextLayer,
 from tierwise.packing.report import LayerReport, LayerStatus, Pack, PackReport
 from tierwise.tokens import REPLY_PRIMING, TOKENS_PER_MESSAGE, TokenCounter, get_counter
 
-__all__ = ["POLICY", "Packer", "pack"]
+__all__ = ["POLICY", "TAIL_LEAD", "Packer", "pack"]
 
-POLICY = "deterministic-v1"
+POLICY = "deterministic-v2"
+TAIL_LEAD = "(Context for the next message, added from memory; not written by the user.)"
+"""The first line of the tail message when it is sent as a user message."""
 _KIND_RANK = {kind: i for i, kind in enumerate(KIND_ORDER)}
 
 
@@ -184,6 +190,9 @@ class Packer:
     """
 
     counter: TokenCounter | None = None
+    tail_role: str = "user"
+    """Role of the tail message: ``user`` (every provider and chat template accepts it there) or
+    ``system`` (where a system message may stand mid-conversation, e.g. OpenAI)."""
 
     def __post_init__(self) -> None:
         if self.counter is None:
@@ -218,18 +227,14 @@ class Packer:
             _apply_band(order, band, budget, counter)
 
         available = budget.available
-        system_frame = TOKENS_PER_MESSAGE + counter.count("system")
-        separator = counter.count("\n\n")
+        framing = _Framing(counter, self.tail_role)
 
         # 3. reserve guaranteed layers at their minimum size
         reserve: dict[int, int] = {}
-        reserved_text = 0
+        reserved_text: set[str] = set()
         for c in order:
             if c.layer.guaranteed and c.status != "dropped":
-                frame = 0
-                if c.form == "text":
-                    frame = system_frame if reserved_text == 0 else separator
-                    reserved_text += 1
+                frame = framing.cost(c.layer, reserved_text)
                 reserve[id(c)] = c.min_cost(budget, counter) + frame
         needed = REPLY_PRIMING + sum(reserve.values())
         if needed > available:
@@ -247,7 +252,7 @@ class Packer:
         # 4. fill in order
         used = REPLY_PRIMING
         outstanding = sum(reserve.values())
-        text_kept = 0
+        text_kept: set[str] = set()
         kind_used: dict[str, int] = {}
         stopped_by: str | None = None
         for c in order:
@@ -257,7 +262,7 @@ class Packer:
             if stopped_by is not None and not c.layer.guaranteed:
                 c.drop(f"lower in fill order than {stopped_by!r}, which did not fit")
                 continue
-            frame = (system_frame if text_kept == 0 else separator) if c.form == "text" else 0
+            frame = framing.cost(c.layer, text_kept, add=False)
             room = available - used - outstanding - frame
             target = room
             ceiling = budget.ceiling(c.layer.kind) if budget.allocations else None
@@ -276,8 +281,7 @@ class Packer:
                     c.reason = "cut to fit the budget"
                 used += c.cost + frame
                 kind_used[c.layer.kind] = kind_used.get(c.layer.kind, 0) + c.cost
-                if c.form == "text":
-                    text_kept += 1
+                framing.cost(c.layer, text_kept)
             elif c.layer.guaranteed:  # cannot happen: its minimum was reserved
                 raise AssertionError(f"guaranteed layer {c.layer.id!r} did not fit its reservation")
             else:
@@ -304,7 +308,7 @@ class Packer:
                 c.reason = c.band_reason if c.reason is None else f"{c.band_reason}; {c.reason}"
 
         # 6. render, count exactly, shrink in drop order if joining sections cost more
-        messages, tools, total = _render(cands, counter)
+        messages, tools, total = _render(cands, counter, self.tail_role)
         for _ in range(len(order) * 4):
             if total <= available:
                 break
@@ -322,9 +326,11 @@ class Packer:
             excess = total - available
             if not victim.fit(victim.cost - excess, budget, counter):
                 victim.drop("did not fit once sections were joined")
-            messages, tools, total = _render(cands, counter)
+            messages, tools, total = _render(cands, counter, self.tail_role)
 
-        return _finish(cands, order, messages, tools, total, budget, counter, seed_text, band, health)
+        return _finish(
+            cands, order, messages, tools, total, budget, counter, seed_text, band, health, self.tail_role
+        )
 
 
 def pack(
@@ -383,40 +389,91 @@ def _apply_band(order: list[_Candidate], band: PruningBand, budget: Budget, coun
                     c.whole = counter.count(c.layer.render(c.source))
 
 
+class _Framing:
+    """What a text layer adds besides its section.
+
+    A message's framing if it opens its message (the system, head or tail message), else the
+    separator between sections.
+    """
+
+    def __init__(self, counter: TokenCounter, tail_role: str) -> None:
+        self.separator = counter.count("\n\n")
+        system = TOKENS_PER_MESSAGE + counter.count("system")
+        tail = TOKENS_PER_MESSAGE + counter.count(tail_role)
+        if tail_role == "user":
+            tail += counter.count(TAIL_LEAD) + self.separator
+        self.opening = {"system": system, "head": system, "tail": tail}
+
+    def cost(self, layer: ContextLayer, opened: set[str], *, add: bool = True) -> int:
+        """The framing ``layer`` adds, given the messages already ``opened`` (updated if ``add``)."""
+        if layer.form != "text":
+            return 0
+        where = layer.placement
+        if where in opened:
+            return self.separator
+        if add:
+            opened.add(where)
+        return self.opening[where]
+
+
 def _presentation(c: _Candidate) -> tuple[Any, ...]:
     return (_KIND_RANK.get(c.layer.kind, len(KIND_ORDER)), *c.key)
 
 
 def _render(
-    cands: Sequence[_Candidate], counter: TokenCounter
+    cands: Sequence[_Candidate], counter: TokenCounter, tail_role: str = "user"
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """The pack's messages and tools, and their exact token count.
 
-    Message counts are additive (each message carries its own framing), so only the joined system
-    message and the tool definitions are counted afresh; the total equals
+    Order (see the module docstring): system layer · head message · history · tail message · input.
+    Message counts are additive (each message carries its own framing), so only the joined text
+    messages and the tool definitions are counted afresh; the total equals
     ``counter.count_messages(messages) + counter.count_tools(tools)``.
     """
     kept = [c for c in cands if c.kept]
     kept.sort(key=_presentation)
-    sections = [c.layer.render(c.text) for c in kept if c.form == "text"]
     messages: list[dict[str, Any]] = []
     total = REPLY_PRIMING
-    if sections:
-        system = {"role": "system", "content": "\n\n".join(sections)}
+
+    def text_message(role: str, sections: list[str]) -> None:
+        nonlocal total
+        if not sections:
+            return
+        message = {"role": role, "content": "\n\n".join(sections)}
         counter.count_joined(sections, "\n\n")  # exact from the sections' counts; primes the cache
-        messages.append(system)
-        total += counter.count_message(system)
+        messages.append(message)
+        total += counter.count_message(message)
+
+    def add_messages(c: _Candidate) -> None:
+        nonlocal total
+        kept_messages = c.kept_messages()
+        if c.layer.plain:
+            messages.extend(kept_messages)  # type: ignore[arg-type]
+        else:
+            messages.extend(dict(m) for m in kept_messages)
+        total += c.cost
+
+    texts = [c for c in kept if c.form == "text"]
+    for c in kept:
+        if c.layer.kind == "system" and c.form == "messages":
+            add_messages(c)
+    text_message("system", [c.layer.render(c.text) for c in texts if c.layer.placement == "system"])
+    text_message("system", [c.layer.render(c.text) for c in texts if c.layer.placement == "head"])
+    inputs: list[_Candidate] = []
+    for c in kept:
+        if c.form == "messages" and c.layer.kind != "system":
+            if c.layer.kind == "input":
+                inputs.append(c)
+            else:
+                add_messages(c)
+    tail = [c.layer.render(c.text) for c in texts if c.layer.placement == "tail"]
+    text_message(tail_role, [TAIL_LEAD, *tail] if tail and tail_role == "user" else tail)
+    for c in inputs:
+        add_messages(c)
     tools: list[dict[str, Any]] = []
     tool_layers = 0
     for c in kept:
-        if c.form == "messages":
-            kept_messages = c.kept_messages()
-            if c.layer.plain:
-                messages.extend(kept_messages)  # type: ignore[arg-type]
-            else:
-                messages.extend(dict(m) for m in kept_messages)
-            total += c.cost
-        elif c.form == "tools":
+        if c.form == "tools":
             definitions = c.layer.content
             assert not isinstance(definitions, str)
             tools.extend(t if t.__class__ is dict else dict(t) for t in definitions)
@@ -453,15 +510,15 @@ def _finish(
     seed: str | None,
     band: PruningBand | None,
     health: float | None,
+    tail_role: str = "user",
 ) -> Pack:
     reports = []
     everything = REPLY_PRIMING
-    texts = 0
+    framing = _Framing(counter, tail_role)
+    opened: set[str] = set()
     for c in order:
         layer = c.layer
-        everything += c.tokens_full
-        if c.form == "text":
-            texts += 1
+        everything += c.tokens_full + framing.cost(layer, opened)
         if not c.kept:
             status: LayerStatus = "dropped"
         else:
@@ -482,8 +539,6 @@ def _finish(
                 len(c.kept_messages()) if c.kept and c.groups is not None else 0,
             )
         )
-    if texts:  # what one system message holding every text layer would add
-        everything += TOKENS_PER_MESSAGE + counter.count("system") + counter.count("\n\n") * (texts - 1)
     report = PackReport(
         POLICY,
         counter.encoding_name,

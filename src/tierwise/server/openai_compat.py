@@ -60,7 +60,7 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.errors import ProviderError
 from tierwise.server.app import ApiError
-from tierwise.server.openai_sessions import Sessions, Spent, Turn, session_key, spent_of, text_of
+from tierwise.server.openai_sessions import Sessions, Spent, Turn, session_key, spent_of
 
 __all__ = ["ChatCompletionRequest", "router"]
 
@@ -341,7 +341,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         raise _RequestError(
             400, "messages holds only system messages; send a user message", "invalid_value", "messages"
         )
-    system = "\n\n".join(t for t in (text_of(m.content) for m in systems) if t.strip()) or None
+    system = [m.to_openai() for m in systems] or None  # sent first and as given, never rewritten
     tools = [t.model_dump() for t in body.tools or ()]
     max_tokens = body.max_completion_tokens or body.max_tokens
     budget = _budget(engine, max_tokens)

@@ -141,10 +141,10 @@ def _diverged(stored: Sequence[Mapping[str, Any]], conversation: Sequence[Mappin
 
 @dataclass(frozen=True)
 class Turn:
-    """What a request asks for: its conversation (no system messages), system text, tools, budget."""
+    """What a request asks for: its conversation (no system messages), its system messages, tools, budget."""
 
     conversation: list[dict[str, Any]]
-    system: str | None
+    system: Sequence[Mapping[str, Any]] | None
     tools: list[dict[str, Any]]
     budget: Budget
 

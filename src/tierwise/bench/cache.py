@@ -1,0 +1,340 @@
+"""What a chat costs once providers cache prompt prefixes: tierwise's packs against the peers.
+
+A chat is replayed turn by turn, a pack built before every user message, as a chat would send it.
+For each contender and budget, every pack is compared with the contender's previous pack
+(:func:`tierwise.packing.prefix.shared_prefix`): the tokens it repeats at the front are what a
+provider can serve from its prompt cache. Reported per contender:
+
+* **prefix reuse**: shared prefix ÷ pack tokens, summed over the packs;
+* **tokens sent**: all pack tokens;
+* **effective input tokens**: uncached tokens + cached tokens × the cached price (10% and 50%),
+  and under OpenAI's rule (only prefixes of 1,024+ tokens, in 128-token steps; cached at 10%);
+* each as a ratio to the **full history** (every message so far, sent whole: the user's
+  alternative when the chat fits the model), measured in the same run on the same messages.
+
+Peers, in the same run: the full history; langchain-core's ``trim_messages(strategy="last")`` at the
+budget (the newest messages that fit, starting on a user message); and a **stepped window** that
+sends the newest messages and, when they no longer fit, drops the oldest half of them at once.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tierwise.bench.locomo import load_locomo, parse_session_date
+from tierwise.bench.synthetic import synthetic_history, timestamped
+from tierwise.budget import Budget
+from tierwise.packing.groups import MessageGroups
+from tierwise.packing.prefix import cached_tokens, shared_prefix
+from tierwise.replay import parse_transcript, replay
+from tierwise.tokens import REPLY_PRIMING, TokenCounter, get_counter
+
+__all__ = ["Chat", "ContenderResult", "locomo_chats", "productivity_chat", "run_cache_benchmark"]
+
+Message = dict[str, Any]
+Packs = Iterator[tuple[list[Message], list[Message]]]  # (messages, tools) per user message
+
+CONTENDERS = ("tierwise", "full history", "trim_messages", "stepped window")
+
+
+@dataclass(frozen=True)
+class Chat:
+    """A conversation to replay: messages (system first), their times, and tool definitions."""
+
+    name: str
+    messages: list[Message]
+    times: list[datetime | None]
+    tools: list[Message] = field(default_factory=list)
+
+
+def locomo_chats(path: Path) -> list[Chat]:
+    """The LoCoMo conversations as chats: speaker A is the user, speaker B the assistant."""
+    chats: list[Chat] = []
+    for sample in load_locomo(path):
+        conv = sample["conversation"]
+        speaker_a = conv.get("speaker_a")
+        messages: list[Message] = []
+        times: list[datetime | None] = []
+        numbers = sorted(int(k.split("_")[1]) for k in conv if k.count("_") == 1 and k[8:].isdigit())
+        for n in numbers:
+            turns = conv.get(f"session_{n}") or []
+            date = conv.get(f"session_{n}_date_time")
+            at = parse_session_date(date) if isinstance(date, str) else None
+            for turn in turns:
+                text = str(turn.get("text") or "")
+                if turn.get("blip_caption"):
+                    text += f" [shares a photo: {turn['blip_caption']}]"
+                role = "user" if turn.get("speaker") == speaker_a else "assistant"
+                messages.append({"role": role, "content": text})
+                times.append(at)
+        chats.append(Chat(str(sample.get("sample_id", f"conv-{len(chats)}")), messages, times))
+    return chats
+
+
+def productivity_chat(size: int = 400) -> Chat:
+    """The synthetic productivity chat (tool calls included), with session gaps."""
+    messages, times, tools = parse_transcript({"messages": timestamped(synthetic_history(size))})
+    return Chat(f"productivity-{size}", messages, times, tools)
+
+
+# -- contenders --------------------------------------------------------------------------------------
+
+
+def _turns(chat: Chat) -> Iterator[int]:
+    """Indexes of the user messages that get a pack (after the leading system messages)."""
+    for i, message in enumerate(chat.messages):
+        if (message.get("role") == "user" and i > 0) or (i == 0 and message.get("role") == "user"):
+            yield i
+
+
+def full_history(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
+    """Everything said so far, whole."""
+    for i in _turns(chat):
+        yield chat.messages[: i + 1], chat.tools
+
+
+def trim_last(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
+    """langchain-core ``trim_messages(strategy="last", include_system=True, start_on="human")``."""
+    from langchain_core.messages import trim_messages
+
+    from tierwise.bench.pack import langchain_counter, to_langchain
+
+    lc_messages = to_langchain(chat.messages)
+    system = 1 if chat.messages and chat.messages[0].get("role") == "system" else 0
+    count = langchain_counter(counter)
+    tools = counter.count_tools(chat.tools)
+    for i in _turns(chat):
+        kept = trim_messages(
+            lc_messages[: i + 1],
+            max_tokens=budget.available - tools,
+            strategy="last",
+            token_counter=count,
+            include_system=bool(system),
+            start_on="human",
+            allow_partial=False,
+        )
+        k = len(kept) - (1 if system and kept and kept[0].type == "system" else 0)
+        yield [*chat.messages[:system], *chat.messages[i + 1 - k : i + 1]], chat.tools
+
+
+def stepped_window(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
+    """The newest messages from a start that moves only when they overflow: then past half of them."""
+    system = 1 if chat.messages and chat.messages[0].get("role") == "system" else 0
+    fixed = (
+        REPLY_PRIMING
+        + counter.count_tools(chat.tools)
+        + counter.count_messages(chat.messages[:system], prime_reply=False)
+    )
+    costs = counter.message_costs(chat.messages)
+    start = system
+    for i in _turns(chat):
+        groups = MessageGroups(chat.messages[: i + 1], costs[: i + 1])
+        if fixed + sum(costs[start : i + 1]) > budget.available:
+            # drop the oldest half of the window, at a group boundary, starting on a user message
+            half = (sum(costs[start : i + 1])) // 2
+            first, _ = groups.newest(i + 1, stop=start, budget=min(half, budget.available - fixed))
+            first, _ = groups.start_on("user", first, i + 1)
+            start = max(start, min(first, i))
+        yield [*chat.messages[:system], *chat.messages[start : i + 1]], chat.tools
+
+
+def tierwise_packs(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
+    """Tierwise's packs, as ``tierwise replay`` builds them (memory, retrieval, compaction)."""
+    packs: list[tuple[list[Message], list[Message]]] = []
+    replay(
+        chat.messages,
+        chat.times,
+        budget,
+        counter=counter,
+        tools=chat.tools,
+        on_pack=lambda turn, pack: packs.append((pack.messages, pack.tools)),
+    )
+    yield from packs
+
+
+CONTENDER_FUNCS: dict[str, Callable[[Chat, Budget, TokenCounter], Packs]] = {
+    "tierwise": tierwise_packs,
+    "full history": full_history,
+    "trim_messages": trim_last,
+    "stepped window": stepped_window,
+}
+
+
+# -- measuring ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class ContenderResult:
+    """One contender on one chat at one budget."""
+
+    packs: int = 0
+    sent: int = 0
+    shared: int = 0
+    shared_openai: int = 0
+    max_pack: int = 0
+
+    def effective(self, rate: float, *, openai: bool = False) -> float:
+        """Input tokens as billed: uncached at full price, cached at ``rate``."""
+        cached = self.shared_openai if openai else self.shared
+        return self.sent - cached + rate * cached
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "packs": self.packs,
+            "tokens_sent": self.sent,
+            "shared_prefix": self.shared,
+            "prefix_reuse": round(self.shared / self.sent, 4) if self.sent else 0.0,
+            "effective_10": round(self.effective(0.10)),
+            "effective_50": round(self.effective(0.50)),
+            "effective_openai_10": round(self.effective(0.10, openai=True)),
+            "max_pack": self.max_pack,
+        }
+
+
+def measure(packs: Packs, counter: TokenCounter) -> ContenderResult:
+    """Prefix reuse and tokens of a sequence of packs."""
+    result = ContenderResult()
+    previous: tuple[Sequence[Message], Sequence[Message]] | None = None
+    for messages, tools in packs:
+        tokens = counter.count_messages(messages) + counter.count_tools(tools)
+        shared = min(shared_prefix(previous, messages, tools, counter), tokens)
+        result.packs += 1
+        result.sent += tokens
+        result.shared += shared
+        result.shared_openai += cached_tokens(shared, "openai")
+        result.max_pack = max(result.max_pack, tokens)
+        previous = (messages, tools)
+    return result
+
+
+def _budget_label(budget: int | None) -> str:
+    return "fits" if budget is None else f"{budget:,}"
+
+
+def run_cache_benchmark(
+    data: Path | None,
+    *,
+    budgets: Sequence[int | None] = (4000, 8000, None),
+    encoding: str = "o200k_base",
+    productivity: bool = True,
+    limit: int | None = None,
+    out: Path | None = None,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Replay each chat at each budget with every contender; print and return the figures.
+
+    A budget of ``None`` is one the whole chat fits in (its full history's largest pack + 1,000).
+    """
+    console = console or Console()
+    counter = get_counter(encoding)
+    chats: list[Chat] = []
+    if data is not None:
+        chats.extend(locomo_chats(data)[: limit if limit else None])
+    if productivity:
+        chats.append(productivity_chat())
+    rows: list[dict[str, Any]] = []
+    for chat in chats:
+        for raw in budgets:
+            whole = counter.count_messages(chat.messages) + counter.count_tools(chat.tools)
+            budget = Budget(window=raw if raw is not None else whole + 1000)
+            results = {
+                name: measure(CONTENDER_FUNCS[name](chat, budget, counter), counter) for name in CONTENDERS
+            }
+            full = results["full history"]
+            for name, res in results.items():
+                row = {
+                    "chat": chat.name,
+                    "budget": _budget_label(raw),
+                    "window": budget.window,
+                    "contender": name,
+                }
+                row.update(res.to_dict())
+                row["vs_full_10"] = round(res.effective(0.10) / full.effective(0.10), 4)
+                row["vs_full_50"] = round(res.effective(0.50) / full.effective(0.50), 4)
+                row["vs_full_openai"] = round(
+                    res.effective(0.10, openai=True) / full.effective(0.10, openai=True), 4
+                )
+                row["vs_full_sent"] = round(res.sent / full.sent, 4)
+                rows.append(row)
+    summary = _summary(rows)
+    _print(summary, console)
+    result = {
+        "generated": datetime.now(UTC).isoformat(timespec="seconds"),
+        "encoding": encoding,
+        "chats": [c.name for c in chats],
+        "summary": summary,
+        "rows": rows,
+    }
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def _summary(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Means over the LoCoMo conversations, and the productivity chat on its own, per budget and contender."""
+    out = []
+    keys: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        group = "productivity" if str(row["chat"]).startswith("productivity") else "locomo"
+        keys.setdefault((group, row["budget"], row["contender"]), []).append(row)
+    for (group, budget, contender), items in keys.items():
+        trim = [r for r in rows if r["contender"] == "trim_messages" and r["budget"] == budget]
+        by_chat_trim = {r["chat"]: r for r in trim}
+        out.append(
+            {
+                "chats": group,
+                "budget": budget,
+                "contender": contender,
+                "n": len(items),
+                "prefix_reuse": statistics.fmean(r["prefix_reuse"] for r in items),
+                "vs_full_sent": statistics.fmean(r["vs_full_sent"] for r in items),
+                "vs_full_10": statistics.fmean(r["vs_full_10"] for r in items),
+                "vs_full_50": statistics.fmean(r["vs_full_50"] for r in items),
+                "vs_full_openai": statistics.fmean(r["vs_full_openai"] for r in items),
+                "vs_trim_10": statistics.fmean(
+                    r["effective_10"] / by_chat_trim[r["chat"]]["effective_10"] for r in items
+                ),
+                "max_pack": max(r["max_pack"] for r in items),
+            }
+        )
+    return out
+
+
+def _print(summary: Sequence[Mapping[str, Any]], console: Console) -> None:
+    table = Table(title="prompt-cache cost per chat (means over chats)", title_justify="left")
+    for col in (
+        "chats",
+        "budget",
+        "contender",
+        "prefix reuse",
+        "tokens sent ×full",
+        "eff. @10% ×full",
+        "eff. @50% ×full",
+        "OpenAI rule ×full",
+        "eff. @10% ×trim",
+    ):
+        table.add_column(col, justify="left" if col in ("chats", "budget", "contender") else "right")
+    for s in summary:
+        table.add_row(
+            f"{s['chats']} ({s['n']})",
+            s["budget"],
+            s["contender"],
+            f"{s['prefix_reuse']:.0%}",
+            f"{s['vs_full_sent']:.2f}",
+            f"{s['vs_full_10']:.2f}",
+            f"{s['vs_full_50']:.2f}",
+            f"{s['vs_full_openai']:.2f}",
+            f"{s['vs_trim_10']:.2f}",
+        )
+    console.print(table)
