@@ -165,6 +165,13 @@ def replay_command(
     store: Annotated[
         bool, typer.Option(help="Also persist every message in the chat store (TIERWISE_DATABASE_URL).")
     ] = False,
+    dump: Annotated[
+        Path | None,
+        typer.Option(
+            help='Write each pack, exactly as it would be sent, as a JSON line: {"turn", "messages", '
+            '"tools", "tokens"}.'
+        ),
+    ] = None,
 ) -> None:
     """Feed a conversation turn by turn; report each pack against the full history."""
     from tierwise.replay import parse_transcript, replay, show_replay
@@ -175,9 +182,16 @@ def replay_command(
         messages, times, tools = parse_transcript(_read_json(transcript))
         sink = _store_sink(transcript.stem) if store else None
         quiet = nullcontext(lambda done: None)
-        with quiet if as_json else _progress(len(messages)) as tick:
+        with _dump_file(dump) as write, quiet if as_json else _progress(len(messages)) as tick:
             report = replay(
-                messages, times, plan, counter=TokenCounter(encoding), tools=tools, store=sink, progress=tick
+                messages,
+                times,
+                plan,
+                counter=TokenCounter(encoding),
+                tools=tools,
+                store=sink,
+                progress=tick,
+                on_pack=write,
             )
     except UserError as exc:
         raise _fail(str(exc)) from None
@@ -190,6 +204,35 @@ def replay_command(
         show_replay(report, Console())
     if report.lost or not report.all_within_budget:
         raise typer.Exit(code=1)
+
+
+def _dump_file(path: Path | None) -> Any:
+    """A context giving ``write(turn, pack)``, which appends the pack to ``path`` as a JSON line."""
+    from contextlib import contextmanager
+
+    import orjson
+
+    @contextmanager
+    def dumping() -> Any:
+        if path is None:
+            yield None
+            return
+        if path.is_dir():
+            raise InputError(f"--dump {path} is a directory; give a file name, e.g. packs.jsonl")
+        try:
+            out = path.open("wb")
+        except OSError as exc:
+            raise InputError(f"cannot write --dump {path} ({exc.strerror}); choose a writable path") from None
+        with out:
+
+            def write(turn: int, pack: Any) -> None:
+                line = {"turn": turn, "messages": pack.messages, "tools": pack.tools}
+                line["tokens"] = pack.report.total_tokens
+                out.write(orjson.dumps(line) + b"\n")
+
+            yield write
+
+    return dumping()
 
 
 def _progress(total: int) -> Any:

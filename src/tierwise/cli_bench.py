@@ -189,3 +189,41 @@ def bench_proxy_command(
         raise _fail(f"unknown --pace {', '.join(unknown)}; use {' or '.join(PACES)}")
     paces = {name: PACES[name] for name in pace} if pace else None
     run(clients=clients, requests=requests, seconds=seconds, paces=paces, out=out)
+
+
+@bench_app.command("cache")
+def bench_cache_command(
+    data: Annotated[
+        Path, typer.Option(help="LoCoMo JSON (e.g. ../shared/bench/locomo/locomo-dev.json).")
+    ] = Path("../shared/bench/locomo/locomo-dev.json"),
+    budgets: Annotated[
+        str, typer.Option(help="Comma-separated budgets; 'fits' is one the whole chat fits in.")
+    ] = "4000,8000,fits",
+    encoding: Annotated[str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")] = DEFAULT_ENCODING,
+    productivity: Annotated[
+        bool, typer.Option(help="Also replay the synthetic productivity chat (tool calls included).")
+    ] = True,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Also write JSON here, and markdown beside it (e.g. bench/results/cache.json)."),
+    ] = None,
+) -> None:
+    """What a chat costs with prompt caching: tierwise vs full history, trim_messages, a stepped window."""
+    from tierwise.bench.cache import run_cache_benchmark
+
+    try:
+        _check_encoding(encoding)
+        plan: list[int | None] = []
+        for raw in budgets.split(","):
+            word = raw.strip()
+            if word == "fits":
+                plan.append(None)
+            elif word.isdigit() and int(word) >= 500:
+                plan.append(int(word))
+            else:
+                raise InputError(f"--budgets takes numbers of at least 500 or 'fits', not {word!r}")
+        if not data.exists():
+            raise InputError(f"no such file: {data}; pass --data PATH to locomo-dev.json")
+        run_cache_benchmark(data, budgets=plan, encoding=encoding, productivity=productivity, out=out)
+    except UserError as exc:
+        raise _fail(str(exc)) from None

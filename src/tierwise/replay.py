@@ -18,6 +18,7 @@ from tierwise.errors import InputError
 from tierwise.memory.assemble import pack_turn
 from tierwise.memory.blobs import InMemoryBlobStore
 from tierwise.memory.engine import Memory
+from tierwise.packing.prefix import shared_prefix
 from tierwise.packing.report import Pack
 from tierwise.tokens import REPLY_PRIMING, TokenCounter
 
@@ -26,7 +27,11 @@ __all__ = ["ReplayReport", "ReplayRow", "replay"]
 
 @dataclass(frozen=True)
 class ReplayRow:
-    """One pack: before user message ``turn`` (its index among all messages)."""
+    """One pack: before user message ``turn`` (its index among all messages).
+
+    ``prefix`` is how many of its tokens repeat the previous pack from the start (what a provider's
+    prompt cache can serve); ``full_prefix`` the same for the full history.
+    """
 
     turn: int
     pack_tokens: int
@@ -35,6 +40,8 @@ class ReplayRow:
     layers: dict[str, int]
     compactions: tuple[str, ...]
     within_budget: bool
+    prefix: int = 0
+    full_prefix: int = 0
 
 
 @dataclass
@@ -145,6 +152,8 @@ def replay(
         REPLY_PRIMING + counter.count_tools(tools) + sum(counter.count_message(m) for m in messages[:start])
     )
     seen_events = 0
+    previous: tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
+    full_previous = 0
     for i in range(start, len(messages)):
         message = messages[i]
         if store is not None:
@@ -155,6 +164,8 @@ def replay(
             pack = pack_turn(memory, budget, [message], system=system, tools=tools)
             if on_pack is not None:
                 on_pack(i, pack)
+            prefix = shared_prefix(previous, pack.messages, pack.tools, counter)
+            previous = (pack.messages, pack.tools)
             events = memory.events[seen_events:]
             seen_events = len(memory.events)
             report.compactions.extend({"turn": i, **asdict(e)} for e in events)
@@ -170,8 +181,11 @@ def replay(
                     layers=layers,
                     compactions=tuple(e.action for e in events if e.changed),
                     within_budget=pack.report.total_tokens <= budget.available,
+                    prefix=min(prefix, pack.report.total_tokens),
+                    full_prefix=full_previous,
                 )
             )
+            full_previous = full - REPLY_PRIMING  # the next full history repeats all of this one
         memory.add(message, at=times[i])
         report.messages += 1
         if progress is not None:
@@ -221,6 +235,19 @@ def show_replay(report: ReplayReport, console: Any) -> None:
         if mean_full
         else ""
     )
+    sent = sum(r.pack_tokens for r in rows)
+    full_sent = sum(r.full_tokens for r in rows)
+    if sent and full_sent:
+        cached = sum(r.prefix for r in rows)
+        full_cached = sum(r.full_prefix for r in rows)
+        effective = sent - 0.9 * cached
+        full_effective = full_sent - 0.9 * full_cached
+        console.print(
+            f"prompt cache: {cached / sent:.0%} of pack tokens repeat the previous pack "
+            f"(full history {full_cached / full_sent:.0%}) · input tokens billed with cached tokens "
+            f"at 10%: {effective:,.0f} vs full history {full_effective:,.0f} "
+            f"({effective / full_effective:.2f}×)"
+        )
     console.print(
         f"compaction: {steps} · every pack within budget: {'yes' if report.all_within_budget else 'NO'} · "
         f"lost messages: {report.lost}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -396,9 +397,17 @@ async def test_housekeeping_tools_update_narrative_and_decisions(store: Store) -
     assert record.narrative is not None and record.narrative["objective"] == "Plan the Lisbon offsite"
 
     await engine.run(user, chat, "What's next?")
-    system = model.requests[-1].messages[0]["content"]
-    assert "Objective: Plan the Lisbon offsite" in system
-    assert "Decided: The offsite is in Lisbon in May" in system
+    # The whole chat fits: it is sent as it is, the housekeeping calls in it; memory adds nothing.
+    sent = json.dumps(model.requests[-1].messages)
+    assert "Plan the Lisbon offsite" in sent and "Story so far" not in sent
+    # Once memory compacts, the narrative and the decision lead the head.
+    chat_memory = engine.chat_memory(user, chat)
+    for i in range(4):
+        chat_memory.add({"role": "user" if i % 2 == 0 else "assistant", "content": "More on the venue. " * 60})
+    pack = chat_memory.pack(Budget(window=1000), [{"role": "user", "content": "And then?"}], record=False)
+    head = pack.messages[0]["content"]
+    assert "Objective: Plan the Lisbon offsite" in head
+    assert "Decided: The offsite is in Lisbon in May" in head
 
 
 async def test_recall_segments_through_the_engine(store: Store) -> None:
@@ -509,7 +518,7 @@ async def test_context_sources_and_tool_extras_reach_the_pack_and_the_tools(stor
 
     assert seen == [(user, "project")]  # once per turn, not per step
     for request in model.requests:
-        system = request.messages[0]["content"]
+        system = "\n".join(m["content"] for m in request.messages if m["role"] == "system")
         assert "Prefers short bullet lists." in system and "Current Project: Lisbon offsite" in system
     complete = next(e for e in result.events if isinstance(e, ToolCallComplete))
     assert complete.content == "2026-11-23T09:00"

@@ -28,11 +28,11 @@ def test_layers_fit_and_carry_narrative_headers_history() -> None:
     chat(memory, 20, topic="launch")
     chat(memory, 20, topic="kitchen", start=T0 + timedelta(days=2))
     chat(memory, 20, topic="thesis", start=T0 + timedelta(days=4))
-    budget = Budget(window=2000)
+    budget = Budget(window=1200)
     pack = pack_turn(memory, budget, [{"role": "user", "content": "What did we say about the kitchen?"}])
     kinds = {layer.kind for layer in pack.report.layers if layer.status != "dropped"}
     assert {"narrative", "headers", "history", "input"} <= kinds
-    assert pack.report.total_tokens <= 2000
+    assert pack.report.total_tokens <= 1200
     text = pack_text(pack)
     assert "kitchen" in text
     assert pack.messages[-1]["content"] == "What did we say about the kitchen?"
@@ -52,20 +52,39 @@ def test_retrieved_turns_are_verbatim_and_old() -> None:
     assert any(layer.kind == "retrieved" and layer.status != "dropped" for layer in pack.report.layers)
 
 
-def test_compaction_steps_are_logged_and_monotone() -> None:
-    memory = Memory(policy=MemoryPolicy(history_share=0.2))
+def test_nothing_is_added_while_the_whole_conversation_fits() -> None:
+    memory = Memory()
+    chat(memory, 10)
+    question = [{"role": "user", "content": "status?"}]
+    pack = pack_turn(memory, Budget(window=4000), question, system="Be brief.")
+    assert pack.messages == [{"role": "system", "content": "Be brief."}, *memory.messages, *question]
+    assert memory.events == []
+
+
+def test_compaction_steps_to_the_low_water_mark_and_holds_the_front_between_steps() -> None:
+    memory = Memory(policy=MemoryPolicy(low_water=0.5))
+    budget, question = Budget(window=1500), [{"role": "user", "content": "status?"}]
     chat(memory, 200)
-    pack_turn(memory, Budget(window=1500), [{"role": "user", "content": "status?"}])
-    actions = [e.action for e in memory.events]
-    assert actions[:3] == ["summarize", "archive", "truncate"]
-    for e in memory.events:
-        assert e.live_from_after >= e.live_from_before
-        assert e.tokens_after <= e.tokens_before
-    assert memory.events[-1].tokens_after <= 0.8 * memory.events[-1].budget
-    before = len(memory.events)
-    pack_turn(memory, Budget(window=1500), [{"role": "user", "content": "status?"}])
-    assert all(not e.changed for e in memory.events[before:])  # nothing left to do: no loop
-    assert memory.archived_upto > 0 and len(memory.turns) == 400  # archived, never deleted
+    first = pack_turn(memory, budget, question, system="Be brief.")
+    (step,) = memory.events
+    assert step.action == "step" and step.changed and step.live_from_after > 0
+    assert step.tokens_after <= 0.5 * step.budget < step.tokens_before
+    assert memory.archived_upto == memory.live_from and len(memory.turns) == 400  # archived, not deleted
+    front = first.messages[: first.messages.index(question[0])]
+    for i in range(200, 260):  # turn by turn: each pack starts with the previous one, until a step
+        memory.add({"role": "user", "content": question[0]["content"]})
+        memory.add({"role": "assistant", "content": f"Answer {i}: on track."})
+        events = len(memory.events)
+        pack = pack_turn(memory, budget, question, system="Be brief.")
+        assert pack.report.total_tokens <= 1500
+        if len(memory.events) > events:
+            (step,) = memory.events[events:]
+            assert step.live_from_after > step.live_from_before and step.cache_tokens > 0
+            break
+        assert pack.messages[: len(front)] == front
+        front = pack.messages[: pack.messages.index(question[0], len(front))]
+    else:
+        raise AssertionError("working memory never stepped")
 
 
 def test_recall_by_id_with_quota_and_unknown_ids() -> None:
@@ -108,7 +127,8 @@ def test_replay_two_thousand_turns_within_budget_and_nothing_lost(budget: int) -
     report = replay(transcript, times, Budget(window=budget), counter=COUNTER)
     assert report.messages == 1999 and report.lost == 0
     assert report.all_within_budget and len(report.rows) > 500
-    assert any(e["action"] == "truncate" for e in report.compactions)
+    steps = [e for e in report.compactions if e["action"] == "step" and e["live_from_after"] > 0]
+    assert len(steps) > 1
     assert max(r.pack_tokens for r in report.rows) <= budget
 
 
@@ -126,9 +146,9 @@ def test_deferred_summaries_wait_for_maintain_and_match_eager_ones() -> None:
     closed = [s for s in deferred.segments if s.closed]
     assert closed and all(not deferred.settled(s) and not s.summary for s in closed)
     # A pack still names every segment (headers are made on the spot) and fits.
-    pack = pack_turn(deferred, Budget(window=3000), [{"role": "user", "content": "kitchen?"}])
+    pack = pack_turn(deferred, Budget(window=500), [{"role": "user", "content": "kitchen?"}])
     headers = next(layer for layer in pack.report.layers if layer.kind == "headers")
-    assert headers.status != "dropped" and pack.report.total_tokens <= 3000
+    assert headers.status != "dropped" and pack.report.total_tokens <= 500
     deferred.maintain()
     assert all(deferred.settled(s) for s in deferred.segments)
     assert [(s.header, s.summary) for s in deferred.segments if s.closed] == [

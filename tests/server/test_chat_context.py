@@ -73,7 +73,8 @@ def test_a_chat_on_a_project_is_named_and_reaches_the_model(setup: Setup) -> Non
             }
             assert (await c.get(f"/api/chats/{chat['id']}")).json()["context"]["name"] == "Offsite 2026"
             await c.post(f"/api/chats/{chat['id']}/messages", json={"content": "What is open?"})
-            system = setup.model.requests[0].messages[0]["content"]
+            sent = setup.model.requests[0].messages
+            system = "\n".join(m["content"] for m in sent if m["role"] == "system")
             assert "Offsite 2026" in system and "Current context: project" in system
 
     run(go())

@@ -278,6 +278,12 @@ def run_cache_benchmark(
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        out.with_suffix(".md").write_text(
+            "# Prompt-cache cost per chat\n\n"
+            f"`tierwise bench cache --out {out}` ({result['generated']}, {encoding}); "
+            "what the columns mean: bench/README.md.\n\n" + markdown(summary),
+            encoding="utf-8",
+        )
     return result
 
 
@@ -311,30 +317,49 @@ def _summary(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+_COLUMNS = (
+    ("chats", "left"),
+    ("budget", "right"),
+    ("contender", "left"),
+    ("prefix reuse", "right"),
+    ("sent ×full", "right"),
+    ("@10% ×full", "right"),
+    ("@50% ×full", "right"),
+    ("OpenAI ×full", "right"),
+    ("@10% ×trim", "right"),
+)
+
+
+def _cells(s: Mapping[str, Any]) -> list[str]:
+    return [
+        f"{s['chats']} ({s['n']})",
+        s["budget"],
+        s["contender"],
+        f"{s['prefix_reuse']:.0%}",
+        f"{s['vs_full_sent']:.2f}",
+        f"{s['vs_full_10']:.2f}",
+        f"{s['vs_full_50']:.2f}",
+        f"{s['vs_full_openai']:.2f}",
+        f"{s['vs_trim_10']:.2f}",
+    ]
+
+
 def _print(summary: Sequence[Mapping[str, Any]], console: Console) -> None:
     table = Table(title="prompt-cache cost per chat (means over chats)", title_justify="left")
-    for col in (
-        "chats",
-        "budget",
-        "contender",
-        "prefix reuse",
-        "tokens sent ×full",
-        "eff. @10% ×full",
-        "eff. @50% ×full",
-        "OpenAI rule ×full",
-        "eff. @10% ×trim",
-    ):
-        table.add_column(col, justify="left" if col in ("chats", "budget", "contender") else "right")
+    for col, justify in _COLUMNS:
+        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for s in summary:
-        table.add_row(
-            f"{s['chats']} ({s['n']})",
-            s["budget"],
-            s["contender"],
-            f"{s['prefix_reuse']:.0%}",
-            f"{s['vs_full_sent']:.2f}",
-            f"{s['vs_full_10']:.2f}",
-            f"{s['vs_full_50']:.2f}",
-            f"{s['vs_full_openai']:.2f}",
-            f"{s['vs_trim_10']:.2f}",
-        )
+        table.add_row(*_cells(s))
     console.print(table)
+
+
+def markdown(summary: Sequence[Mapping[str, Any]]) -> str:
+    """The summary as a markdown table."""
+    lines = ["| " + " | ".join(col for col, _ in _COLUMNS) + " |"]
+    lines.append("|" + "|".join("---" if j == "left" else "---:" for _, j in _COLUMNS) + "|")
+    for s in summary:
+        cells = _cells(s)
+        if s["contender"] == "tierwise":
+            cells = [f"**{c}**" for c in cells]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

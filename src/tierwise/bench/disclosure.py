@@ -212,9 +212,9 @@ class Recording(Provider):
 
 def _first_prompt_parts(request: ModelRequest) -> dict[str, int]:
     counter = get_counter(ENCODING)
-    system = next((m for m in request.messages if m.get("role") == "system"), None)
+    systems = [m for m in request.messages if m.get("role") == "system"]  # the prompt and the head
     return {
-        "context": counter.count(str(system["content"])) if system else 0,
+        "context": sum(counter.count(str(m["content"])) for m in systems),
         "tools": counter.count_tools(request.tools),
         "prompt": counter.count_messages(request.messages) + counter.count_tools(request.tools),
     }

@@ -107,7 +107,7 @@ class Memory:
         >>> memory = Memory()
         >>> _ = memory.add({"role": "user", "content": "Book the venue for the offsite."})
         >>> [layer.kind for layer in memory.layers("venue?", Budget(window=2000))]
-        ['headers', 'history']
+        ['history']
     """
 
     def __init__(
