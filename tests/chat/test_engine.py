@@ -403,7 +403,9 @@ async def test_housekeeping_tools_update_narrative_and_decisions(store: Store) -
     # Once memory compacts, the narrative and the decision lead the head.
     chat_memory = engine.chat_memory(user, chat)
     for i in range(4):
-        chat_memory.add({"role": "user" if i % 2 == 0 else "assistant", "content": "More on the venue. " * 60})
+        chat_memory.add(
+            {"role": "user" if i % 2 == 0 else "assistant", "content": "More on the venue. " * 60}
+        )
     pack = chat_memory.pack(Budget(window=1000), [{"role": "user", "content": "And then?"}], record=False)
     head = pack.messages[0]["content"]
     assert "Objective: Plan the Lisbon offsite" in head

@@ -1,6 +1,6 @@
 """The packer: candidate layers + a budget → the messages sent to a model, with a report.
 
-Policy ``deterministic-v1``, in order:
+Policy ``deterministic-v2``, in order:
 
 1. **Band.** If a pruning band is given (from budget health), it limits history messages and
    related items and chooses whole / summary / no retrieved references.
