@@ -50,7 +50,7 @@ from tierwise.chat.events import (
 from tierwise.chat.memories import ChatMemories, default_memory
 from tierwise.chat.titles import title_chat
 from tierwise.chat.trace import Tracer
-from tierwise.chat.turn import TurnResult, TurnState, account, store_records, usage_of
+from tierwise.chat.turn import TurnResult, TurnState, account, last_step_note, store_records, usage_of
 from tierwise.chat.usage import ToolUsage
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
@@ -95,17 +95,6 @@ DEFAULT_SYSTEM = (
     "Keep the narrative current with update_narrative when the objective or plan changes, and "
     "record_decision when the user decides something."
 )
-
-_LAST_STEP = (
-    "This is the last step of this turn: tools are not available now. Answer the user with "
-    "what you have, and say what is still open."
-)
-
-
-def _last_step() -> ContextLayer:
-    """The last step's note, in the tail (the system prompt before it stays as it was)."""
-    return ContextLayer("last_step", "notice", _LAST_STEP, guaranteed=True, title="Note", placement="tail")
-
 
 _STOPPED_CALL = "stopped by the user before {name} finished; its effect, if any, is unknown"
 _NOT_RUN = "not run: the turn was stopped before this call started"
@@ -383,7 +372,7 @@ class ChatEngine:
                     band=band,
                     health=health,
                     upto=t.start,
-                    layers=[*extra, _last_step()] if last and definitions else extra,
+                    layers=[*extra, last_step_note()] if last and definitions else extra,
                     record=False,  # audited and snapshotted after done, off the answer's path
                 )
                 report = pack.report

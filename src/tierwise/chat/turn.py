@@ -16,13 +16,14 @@ from tierwise.chat.trace import Tracer
 from tierwise.chat.usage import ToolUsage, usage_report
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory
+from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack, PackReport
 from tierwise.providers.base import ModelResponse, ToolCall, Usage
 from tierwise.providers.pricing import Price, cost
 from tierwise.store import Store
 from tierwise.tools.results import ToolResult
 
-__all__ = ["TurnResult", "TurnState", "account", "store_records", "usage_of"]
+__all__ = ["TurnResult", "TurnState", "account", "last_step_note", "store_records", "usage_of"]
 
 log = logging.getLogger(__name__)
 
@@ -173,3 +174,14 @@ def store_records(store: Store, t: TurnState, trace_path: Path | None) -> None:
             t.tracer.write(trace_path)
         except OSError as exc:
             log.warning("could not write the trace to %s: %s", trace_path, exc)
+
+
+_LAST_STEP = (
+    "This is the last step of this turn: tools are not available now. Answer the user with "
+    "what you have, and say what is still open."
+)
+
+
+def last_step_note() -> ContextLayer:
+    """The last step's note, in the tail (the system prompt before it stays as it was)."""
+    return ContextLayer("last_step", "notice", _LAST_STEP, guaranteed=True, title="Note", placement="tail")

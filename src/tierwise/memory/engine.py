@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -30,6 +30,9 @@ from typing import Any, Literal
 from tierwise.budget import Budget
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result
 from tierwise.memory.compaction import CompactionEvent, plan_step
+from tierwise.memory.frame import Frame
+from tierwise.memory.frame import layers_cost as _cost
+from tierwise.memory.frame import updated as _updated
 from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative
 from tierwise.memory.retrieval import TurnRetriever, tokenize
 from tierwise.memory.scrub import Scrubber
@@ -72,31 +75,6 @@ class MemoryPolicy:
     blob_threshold_tokens: int = 400
     defer_summaries: bool = False  # summarise closed segments in maintain(), not as they close
     segments: SegmentPolicy = field(default_factory=SegmentPolicy)
-
-
-@dataclass(frozen=True)
-class Frame:
-    """The front of a chat's packs between two compaction steps: what a provider's cache can serve.
-
-    A pack is laid out by how often its parts change: the caller's system prompt and tools; the
-    head (the caller's profile and location as they were at the step, the narrative, segment headers
-    and summaries); working memory, appended turn by turn; then, per turn, the tail (retrieved turns,
-    requested segments, caller layers that changed since the step) and the newest user message.
-    Everything up to the tail stays byte-identical from pack to pack until a step makes it anew.
-
-    Args:
-        available: the budget it was made for (another budget makes a new frame).
-        stepped: whether memory has compacted yet; until then the pack is the conversation as given.
-        layers: memory's head layers as made at the step.
-        caller: the caller's head layers as they were at the step, by id.
-        window: tokens working memory may grow to before the next step.
-    """
-
-    available: int
-    stepped: bool
-    layers: tuple[ContextLayer, ...]
-    caller: dict[str, ContextLayer]
-    window: int
 
 
 class Memory:
@@ -599,26 +577,3 @@ class Memory:
 def _name(speaker: str) -> str:
     """An OpenAI ``name`` field: letters, digits, ``_`` and ``-`` only."""
     return "".join(c if c.isalnum() or c in "_-" else "_" for c in speaker)[:64]
-
-
-def _cost(layers: Iterable[ContextLayer], counter: TokenCounter) -> int:
-    """Tokens of text layers as sections (each + 2 for the separator between sections)."""
-    return sum(layer.tokens(counter) + 2 for layer in layers)
-
-
-def _updated(layer: ContextLayer) -> ContextLayer:
-    """A caller's head layer that changed since the step, as it is now, for the tail."""
-    title = f"{layer.title or layer.kind.replace('_', ' ').capitalize()} (updated)"
-    if layer.heading:
-        title = f"{layer.heading[3:].strip()} (updated)"
-    return ContextLayer(
-        f"{layer.id}:updated",
-        layer.kind,
-        layer.content,
-        priority=layer.priority,
-        guaranteed=False,
-        truncatable=layer.truncatable,
-        title=title,
-        summary=layer.summary,
-        placement="tail",
-    )

@@ -1,0 +1,59 @@
+"""The frame: the front of a chat's packs between two compaction steps, held for the prompt cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tierwise.packing.layers import ContextLayer
+from tierwise.tokens import TokenCounter
+
+__all__ = ["Frame", "layers_cost", "updated"]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The front of a chat's packs between two compaction steps: what a provider's cache can serve.
+
+    A pack is laid out by how often its parts change: the caller's system prompt and tools; the
+    head (the caller's profile and location as they were at the step, the narrative, segment headers
+    and summaries); working memory, appended turn by turn; then, per turn, the tail (retrieved turns,
+    requested segments, caller layers that changed since the step) and the newest user message.
+    Everything up to the tail stays byte-identical from pack to pack until a step makes it anew.
+
+    Args:
+        available: the budget it was made for (another budget makes a new frame).
+        stepped: whether memory has compacted yet; until then the pack is the conversation as given.
+        layers: memory's head layers as made at the step.
+        caller: the caller's head layers as they were at the step, by id.
+        window: tokens working memory may grow to before the next step.
+    """
+
+    available: int
+    stepped: bool
+    layers: tuple[ContextLayer, ...]
+    caller: dict[str, ContextLayer]
+    window: int
+
+
+def layers_cost(layers: Iterable[ContextLayer], counter: TokenCounter) -> int:
+    """Tokens of text layers as sections (each + 2 for the separator between sections)."""
+    return sum(layer.tokens(counter) + 2 for layer in layers)
+
+
+def updated(layer: ContextLayer) -> ContextLayer:
+    """A caller's head layer that changed since the step, as it is now, for the tail."""
+    title = f"{layer.title or layer.kind.replace('_', ' ').capitalize()} (updated)"
+    if layer.heading:
+        title = f"{layer.heading[3:].strip()} (updated)"
+    return ContextLayer(
+        f"{layer.id}:updated",
+        layer.kind,
+        layer.content,
+        priority=layer.priority,
+        guaranteed=False,
+        truncatable=layer.truncatable,
+        title=title,
+        summary=layer.summary,
+        placement="tail",
+    )
