@@ -10,6 +10,8 @@ from tierwise.memory.assemble import pack_text, pack_turn
 from tierwise.memory.blobs import InMemoryBlobStore
 from tierwise.memory.engine import Memory, MemoryPolicy
 from tierwise.memory.turns import Turn
+from tierwise.packing.packer import TAIL_LEAD
+from tierwise.packing.report import Pack
 from tierwise.replay import replay
 
 COUNTER = TokenCounter()
@@ -59,6 +61,60 @@ def test_nothing_is_added_while_the_whole_conversation_fits() -> None:
     pack = pack_turn(memory, Budget(window=4000), question, system="Be brief.")
     assert pack.messages == [{"role": "system", "content": "Be brief."}, *memory.messages, *question]
     assert memory.events == []
+
+
+def test_large_tool_results_are_sent_as_given_until_a_step_compresses_them() -> None:
+    memory = Memory(blobs=InMemoryBlobStore())
+    result = "\n".join(
+        f"row {i}: invoice INV-{1000 + i} paid by Acme on 2026-01-{i % 28 + 1:02d}" for i in range(80)
+    )
+    call = {"id": "c1", "type": "function", "function": {"name": "invoices", "arguments": "{}"}}
+    given = [
+        {"role": "user", "content": "List the invoices."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "name": "invoices", "content": result},
+        {"role": "assistant", "content": "80 invoices, all paid."},
+    ]
+    for message in given:
+        memory.add(message)
+    assert memory.messages[2]["content"] != result  # remembered compressed, kept as a blob
+    question = [{"role": "user", "content": "Thanks."}]
+    pack = pack_turn(memory, Budget(window=8000), question)
+    assert pack.messages == [*given, *question]  # it fits: the conversation as given, byte for byte
+    chat(memory, 150)
+    small = pack_turn(
+        memory, Budget(window=2500), [{"role": "user", "content": "Which invoices did Acme pay?"}]
+    )
+    assert result not in pack_text(small)  # after a step, the compressed form
+
+
+def test_retrieved_turns_are_shown_under_their_segment_and_day() -> None:
+    memory = Memory()
+    memory.add({"role": "user", "content": "The Wildflower Farm deposit is $1,200."}, at=T0)
+    memory.add({"role": "assistant", "content": "Noted the Wildflower Farm deposit."}, at=T0)
+    chat(memory, 120, topic="unrelated", start=T0 + timedelta(days=1))
+    pack = pack_turn(
+        memory, Budget(window=1500), [{"role": "user", "content": "What was the Wildflower deposit?"}]
+    )
+    segment = memory.segments[0].id
+    assert f"[{segment} · 2026-01-05]\nuser: The Wildflower Farm deposit is $1,200." in pack_text(pack)
+
+
+def test_a_remark_needs_more_of_the_past_than_a_question_to_retrieve() -> None:
+    memory = Memory()
+    memory.add({"role": "user", "content": "Dana booked the Wildflower Farm venue."}, at=T0)
+    chat(memory, 120, topic="unrelated", start=T0 + timedelta(days=1))
+    memory.add({"role": "user", "content": "I shared the spreadsheet."}, at=T0 + timedelta(days=2))
+    budget = Budget(window=1500)
+    # "dana" was said only before working memory, "spreadsheet" in it: half the clue either way
+    asked = pack_turn(memory, budget, [{"role": "user", "content": "Did Dana open the spreadsheet?"}])
+    remark = pack_turn(memory, budget, [{"role": "user", "content": "Dana will love the spreadsheet."}])
+
+    def retrieved(pack: Pack) -> str:
+        return "".join(str(m["content"]) for m in pack.messages if str(m["content"]).startswith(TAIL_LEAD))
+
+    assert "Dana booked" in retrieved(asked)
+    assert retrieved(remark) == ""
 
 
 def test_compaction_steps_to_the_low_water_mark_and_holds_the_front_between_steps() -> None:

@@ -21,6 +21,7 @@ memory adds nothing at all.
 from __future__ import annotations
 
 import logging
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,13 +34,15 @@ from tierwise.memory.compaction import CompactionEvent, plan_step
 from tierwise.memory.frame import Frame
 from tierwise.memory.frame import layers_cost as _cost
 from tierwise.memory.frame import updated as _updated
+from tierwise.memory.gate import PastGate
 from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative
-from tierwise.memory.retrieval import TurnRetriever, tokenize
+from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.segments import Segment, Segmenter, SegmentPolicy, full_text, make_trio
-from tierwise.memory.turns import Turn, render_turn, turn_from_message
+from tierwise.memory.turns import Turn, excerpt, turn_from_message
 from tierwise.packing.groups import MessageGroups
 from tierwise.packing.layers import ContextLayer
+from tierwise.packing.packer import tail_opening
 from tierwise.summarize.base import Summarizer
 from tierwise.tokens import TokenCounter, get_counter
 
@@ -48,6 +51,8 @@ __all__ = ["Form", "Frame", "Memory", "MemoryPolicy"]
 log = logging.getLogger(__name__)
 
 Form = Literal["header", "summary", "full"]
+
+_RETRIEVED_HEADING = ContextLayer("retrieved", "retrieved", "").heading
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,8 @@ class MemoryPolicy:
     summaries_share: float = 0.08
     retrieval_share: float = 0.0  # per turn, unless the input asks about what working memory lacks
     low_water: float = 0.15  # a compaction step shrinks working memory to this share of its allowance
-    past_share: float = 0.5  # the input asks about the past: this share of its words is not in working memory
+    past_share: float = 0.4  # a question opens retrieval: this share of its words missing (gate.py)
+    statement_share: float = 0.75  # the same for an input that asks no question
     summary_segments: int = 5
     max_headers: int = 200
     fulls_per_turn: int = 3
@@ -115,10 +121,15 @@ class Memory:
         self._fulls: OrderedDict[str, str] = OrderedDict()
         self._fulls_this_turn = 0
         self._groups: MessageGroups | None = None
+        self._groups_given: MessageGroups | None = None
+        self._given: dict[int, Mapping[str, Any]] = {}  # turn → its message as given, where compressed
         self._unsettled: list[Segment] = []  # closed, summary deferred (policy.defer_summaries)
         self._unnarrated: list[Segment] = []  # summarised by maintain_step, narrative next step
         self._headed: dict[str, int] = {}  # segment id → its last turn when its header was made
-        self._term_sets: list[set[str]] = []  # each turn's searchable words (Memory._terms)
+        self._segment_firsts: list[int] = []  # each segment's first turn (Memory._excerpt_label)
+        self.gate = PastGate(
+            question_share=self.policy.past_share, statement_share=self.policy.statement_share
+        )
         self.frame: Frame | None = None  # the packs' front until the next compaction step
 
     # -- writing -----------------------------------------------------------------------------
@@ -137,12 +148,16 @@ class Memory:
         speaker: str | None = None,
         extra: str = "",
         boundary: bool = False,
+        given: Mapping[str, Any] | None = None,
     ) -> Turn:
         """Remember one OpenAI-format message; returns its turn.
 
         Tool results over the blob threshold are stored as blobs (with a blob store) and remembered
-        as their compressed form: summary, entities and reference.
+        as their compressed form: summary, entities and reference. The message as given is kept
+        too and sent while the whole conversation fits (pass ``given`` if ``message`` is already
+        compressed).
         """
+        given = given if given is not None else message
         message = self.compress(message)
         base = turn_from_message(message, len(self.turns), at=at)
         turn = Turn(
@@ -155,7 +170,11 @@ class Memory:
             extra=" ".join(x for x in (base.extra, extra) if x),
             message=message,
         )
-        return self.add_turn(turn, boundary=boundary)
+        added = self.add_turn(turn, boundary=boundary)
+        if given != message:
+            self._given[turn.index] = given
+            self._groups_given = None
+        return added
 
     def add_turn(self, turn: Turn, *, boundary: bool = False) -> Turn:
         """Remember a prepared turn (its ``index`` must be the next position)."""
@@ -167,7 +186,7 @@ class Memory:
         self.turns.append(turn)
         self.messages.append(message)
         self.costs.append(self.counter.count_message(message))
-        self._groups = None
+        self._groups = self._groups_given = None
         _, closed = self.segmenter.add(turn, self.costs[-1], boundary=boundary)
         if closed is not None:
             if self.policy.defer_summaries:
@@ -349,8 +368,17 @@ class Memory:
         if not seg.summary:
             make_trio(seg, self.turns[seg.first : seg.last + 1], self.counter, self.summarizer, self.scrubber)
 
-    def groups(self) -> MessageGroups:
-        """Tool-call groups over every remembered message."""
+    def groups(self, as_given: bool = False) -> MessageGroups:
+        """Tool-call groups over every remembered message (``as_given``: large tool results whole)."""
+        if as_given and self._given:
+            if self._groups_given is None:
+                messages = [self._given.get(i, m) for i, m in enumerate(self.messages)]
+                costs = [
+                    self.counter.count_message(messages[i]) if i in self._given else cost
+                    for i, cost in enumerate(self.costs)
+                ]
+                self._groups_given = MessageGroups(messages, costs)
+            return self._groups_given
         if self._groups is None:
             self._groups = MessageGroups(self.messages, self.costs)
         return self._groups
@@ -390,9 +418,9 @@ class Memory:
         n = len(self.turns) if upto is None else max(0, min(upto, len(self.turns)))
         heads = [layer for layer in caller if layer.form == "text" and layer.placement == "head"]
         others = [layer for layer in caller if layer not in heads]
-        groups = self.groups()
-        window = groups.cost_between(self.live_from, n) if n else 0
         frame = self.frame
+        groups = self.groups(as_given=frame is None or not frame.stepped)
+        window = groups.cost_between(self.live_from, n) if n else 0
         if (
             frame is None
             or frame.available != budget.available
@@ -403,6 +431,7 @@ class Memory:
             or (not frame.stepped and window + _cost(heads, counter) > room)
         ):
             frame = self._step(room, heads, n, window, budget.available, max_messages)
+            groups = self.groups(as_given=not frame.stepped)
             window = groups.cost_between(self.live_from, n) if n else 0
         out: list[ContextLayer] = list(frame.layers)
         for layer in heads:  # held as at the step; a changed one is also sent now, in the tail
@@ -419,16 +448,20 @@ class Memory:
             used += layer.tokens(counter) + 1
         start = self.live_from
         if query and start > 0:
-            leftover = room - used - window - 16  # 16: the tail message's framing and lead
-            allowance = leftover if self._needs_past(query, start, n) else int(room * policy.retrieval_share)
+            tail_open = any(layer.form == "text" and layer.placement == "tail" for layer in out)
+            framing = counter.count("\n\n") if tail_open else tail_opening(counter)
+            leftover = room - used - window - framing - counter.count(_RETRIEVED_HEADING)
+            opens = self.gate.opens(query, self.turns, start, n)
+            allowance = leftover if opens else int(room * policy.retrieval_share)
             allowance = min(allowance, leftover)
             if allowance > 0:
                 self.index(start, force=False)
                 shown = {t.id for t in self.turns[start:]}
-                picked = self.retriever.select(query, allowance, counter, exclude=shown)
+                label = self._excerpt_label
+                picked = self.retriever.select(query, allowance, counter, exclude=shown, label=label)
                 picked = [t for t in picked if t.index < start]
                 if picked:
-                    rendered = [render_turn(t) for t in picked]
+                    rendered = excerpt(picked, label)
                     layer = ContextLayer("retrieved", "retrieved", "\n".join(rendered))
                     rendered[0] = layer.heading + rendered[0]
                     counter.count_joined(rendered, "\n")  # the turns' lines are counted already: cheap
@@ -451,7 +484,9 @@ class Memory:
         old = self.frame
         caller = {layer.id: layer for layer in heads}
         caller_cost = _cost(heads, counter)
-        everything = window if self.live_from == 0 else None
+        everything = None
+        if self.live_from == 0:  # the whole conversation, large tool results whole
+            everything = self.groups(as_given=True).cost_between(0, n) if n else 0
         if (
             everything is not None
             and caller_cost + everything <= room
@@ -501,32 +536,14 @@ class Memory:
         )
         return self.frame
 
-    def _needs_past(self, query: str, start: int, end: int) -> bool:
-        """Whether ``query`` asks about something working memory does not show but older turns do.
-
-        True when most of the query's searchable words (stemmed, stopwords left out) are missing from
-        working memory and at least one of them occurs in an older turn: then retrieval may fill what
-        the budget leaves; otherwise it keeps to its per-turn share.
-        """
-        terms = set(tokenize([query])[0])
-        if not terms:
-            return False
-        seen = self._terms(start, end)
-        missing = terms - seen
-        if len(missing) < self.policy.past_share * len(terms):
-            return False
-        return bool(missing & self._terms(0, start))
-
-    def _terms(self, start: int, end: int) -> set[str]:
-        """The searchable words of turns ``[start, end)`` (each turn's set made once)."""
-        cache = self._term_sets
-        if len(cache) < end:
-            texts = [f"{t.text} {t.extra}" for t in self.turns[len(cache) : end]]
-            cache.extend(set(words) for words in tokenize(texts))
-        out: set[str] = set()
-        for words in cache[start:end]:
-            out |= words
-        return out
+    def _excerpt_label(self, turn: Turn) -> str:
+        """The heading retrieved turns are shown under: their segment's id and their day."""
+        firsts = self._segment_firsts
+        if len(firsts) != len(self.segments):
+            firsts[:] = [s.first for s in self.segments]
+        seg = self.segments[max(0, bisect_right(firsts, turn.index) - 1)] if firsts else None
+        parts = [p for p in (seg.id if seg else "", turn.at.date().isoformat() if turn.at else "") if p]
+        return f"[{' · '.join(parts)}]" if parts else "[earlier]"
 
     def _headers(self, budget: int, before: int | None = None) -> str:
         """One line per segment (those begun before turn ``before``, if given), oldest collapsed."""

@@ -37,14 +37,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from tierwise.memory.turns import Turn, render_turn
+from tierwise.memory.turns import Turn, render_turn, speaker_line
 from tierwise.tokens import TokenCounter
 
 __all__ = ["Embedder", "MiniLMEmbedder", "TurnRetriever", "default_embedder", "tokenize"]
@@ -391,35 +391,46 @@ class TurnRetriever:
         *,
         exclude: Collection[str] = (),
         now: datetime | None = None,
+        label: Callable[[Turn], str] | None = None,
     ) -> list[Turn]:
         """The turns to show for ``query`` within ``budget_tokens``, in chronological order.
 
-        A turn costs the tokens of its rendered line and newline (``render_turn``). Turns are taken
-        best first; one that does not fit is skipped and smaller ones further down may still fit.
+        A turn costs the tokens of its rendered line and newline: ``render_turn``, or with
+        ``label`` the ``speaker: text`` line of an :func:`~tierwise.memory.turns.excerpt` plus, for
+        the first turn of its label, the label's line. Turns are taken best first; one that does not
+        fit is skipped and smaller ones further down may still fit.
         """
         if budget_tokens <= 0:
             return []
         scores = self._masked(query, exclude, now)
         order = np.argsort(-scores, kind="stable")
-        costs = self._costs(counter)
+        costs = self._costs(counter, compact=label is not None)
         smallest = min(costs) if costs else 0
         chosen: list[int] = []
+        headings: set[str] = set()
         left = budget_tokens
         for i in order.tolist():
             if scores[i] <= 0 or left < smallest:
                 break
             c = costs[i]
+            heading = label(self._turns[i]) if label is not None else None
+            if heading is not None and heading not in headings:
+                c += counter.count(heading + "\n")
             if c <= left:
                 chosen.append(i)
                 left -= c
+                if heading is not None:
+                    headings.add(heading)
         chosen.sort()
         return [self._turns[i] for i in chosen]
 
-    def _costs(self, counter: TokenCounter) -> list[int]:
-        """Tokens of each indexed turn's line (and newline), cached per encoding."""
-        cached = self._line_costs.setdefault(counter.encoding_name, [])
+    def _costs(self, counter: TokenCounter, *, compact: bool = False) -> list[int]:
+        """Tokens of each indexed turn's line (and newline), cached per encoding and form."""
+        render = speaker_line if compact else render_turn
+        key = f"{counter.encoding_name}:compact" if compact else counter.encoding_name
+        cached = self._line_costs.setdefault(key, [])
         for turn in self._turns[len(cached) :]:
-            cached.append(counter.count(render_turn(turn) + "\n"))
+            cached.append(counter.count(render(turn) + "\n"))
         return cached
 
     def _masked(self, query: str, exclude: Collection[str], now: datetime | None) -> FloatArray:

@@ -135,7 +135,11 @@ class Segmenter:
 
     def add(self, turn: Turn, tokens: int, *, boundary: bool = False) -> tuple[Segment, Segment | None]:
         """Place ``turn``; returns its segment and the segment it closed, if any."""
-        words = set(content_words(turn.text + " " + turn.extra))
+        # First-occurrence order, not a set's: the segment's word counts keep this insertion order,
+        # and ``most_common`` breaks ties by it, so a set here would make headers (and pack
+        # checksums) depend on PYTHONHASHSEED.
+        ordered = list(dict.fromkeys(content_words(turn.text + " " + turn.extra)))
+        words = set(ordered)
         current = self.segments[-1] if self.segments else None
         reason = "start" if current is None else self._boundary(current, turn, tokens, words, boundary)
         closed = None
@@ -157,7 +161,7 @@ class Segmenter:
         current.last = turn.index
         current.ended_at = turn.at or current.ended_at
         current.tokens += tokens
-        current.words.update(words)
+        current.words.update(ordered)
         self._recent = [*self._recent[-5:], words]
         return current, closed
 

@@ -8,12 +8,12 @@ memory puts it into a pack; its text is always verbatim.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Turn", "render_turn", "turn_from_message"]
+__all__ = ["Turn", "excerpt", "render_turn", "speaker_line", "turn_from_message"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,33 @@ def render_turn(turn: Turn) -> str:
     when = f" · {turn.at.date().isoformat()}" if turn.at is not None else ""
     who = turn.speaker or turn.role
     return f"[{turn.id}{when}] {who}: {turn.text}"
+
+
+def speaker_line(turn: Turn) -> str:
+    """A turn as ``speaker: text`` (text verbatim), the line it takes under an :func:`excerpt` heading."""
+    return f"{turn.speaker or turn.role}: {turn.text}"
+
+
+def excerpt(turns: Sequence[Turn], label: Callable[[Turn], str]) -> list[str]:
+    """Turns as lines, a ``label`` line opening each run of turns that share it.
+
+    Retrieved turns are shown this way: one heading per segment and day (``[S3 · 2023-07-16]``)
+    instead of an id and a date on every line, which leaves room for more of what was said.
+
+    Example:
+        >>> turns = [Turn("m1", 1, "user", "Book the venue."), Turn("m2", 2, "assistant", "Booked.")]
+        >>> excerpt(turns, lambda t: "[S1]")
+        ['[S1]', 'user: Book the venue.', 'assistant: Booked.']
+    """
+    lines: list[str] = []
+    last: str | None = None
+    for turn in turns:
+        heading = label(turn)
+        if heading != last:
+            lines.append(heading)
+            last = heading
+        lines.append(speaker_line(turn))
+    return lines
 
 
 def turn_from_message(message: Mapping[str, Any], index: int, *, at: datetime | None = None) -> Turn:

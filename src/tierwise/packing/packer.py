@@ -44,7 +44,7 @@ from tierwise.packing.layers import KIND_ORDER, TRUNCATION_MARKER, ContextLayer,
 from tierwise.packing.report import LayerReport, LayerStatus, Pack, PackReport
 from tierwise.tokens import REPLY_PRIMING, TOKENS_PER_MESSAGE, TokenCounter, get_counter
 
-__all__ = ["POLICY", "TAIL_LEAD", "Packer", "pack"]
+__all__ = ["POLICY", "TAIL_LEAD", "Packer", "pack", "tail_opening"]
 
 POLICY = "deterministic-v2"
 TAIL_LEAD = "(Context for the next message, added from memory; not written by the user.)"
@@ -414,6 +414,11 @@ class _Framing:
         if add:
             opened.add(where)
         return self.opening[where]
+
+
+def tail_opening(counter: TokenCounter, tail_role: str = "user") -> int:
+    """Tokens the tail message takes besides its sections: framing and, in a user message, the lead."""
+    return _Framing(counter, tail_role).opening["tail"]
 
 
 def _presentation(c: _Candidate) -> tuple[Any, ...]:
