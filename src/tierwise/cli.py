@@ -281,13 +281,22 @@ def chat_command(
         str | None,
         typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
     ] = None,
+    cache_hints: Annotated[
+        bool | None,
+        typer.Option(
+            "--cache-hints/--no-cache-hints",
+            help="Mark each request's stable prefix with cache_control breakpoints, for upstreams that "
+            "cache only there (Anthropic models via OpenRouter…); default: TIERWISE_CACHE_HINTS, else off.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Chat with the configured model: answers stream as markdown, tools show as they run."""
     import asyncio
 
     from tierwise.chat import terminal
 
-    store, user, provider, engine, loaded = _assistant(db, model, budget, session)
+    store, user, provider, engine, loaded = _assistant(db, model, budget, session, cache_hints)
     console = Console()
     if loaded:
         console.print(f"[dim]{loaded}[/]")
@@ -314,13 +323,19 @@ def chat_command(
 
 
 def _assistant(
-    db: str | None, model: str | None, budget: int, session: str | None = None
+    db: str | None,
+    model: str | None,
+    budget: int,
+    session: str | None = None,
+    cache_hints: bool | None = None,
 ) -> tuple[Store, str, Provider, ChatEngine, str | None]:
     """The store, local user, model and engine of the reference assistant (chat and serve).
 
     A new local user gets the sample workspace; the returned line says so. Exits 2 on bad settings.
+    ``cache_hints`` (``--cache-hints``) overrides ``TIERWISE_CACHE_HINTS`` for a configured model.
     """
     from tierwise.chat import terminal
+    from tierwise.providers import OpenAICompatProvider
     from tierwise.workspace.app import ensure_sample
 
     store = _open_store(db)
@@ -329,6 +344,8 @@ def _assistant(
         if session is not None:
             _check_session(store, user, session)
         provider = terminal.make_provider(model)
+        if cache_hints is not None and isinstance(provider, OpenAICompatProvider):
+            provider.cache_hints = cache_hints
         engine = terminal.make_engine(store, provider, window=budget)
         loaded = ensure_sample(store, user) if session is None else None
     except UserError as exc:
@@ -356,6 +373,15 @@ def serve_command(
         str | None,
         typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
     ] = None,
+    cache_hints: Annotated[
+        bool | None,
+        typer.Option(
+            "--cache-hints/--no-cache-hints",
+            help="Mark each request's stable prefix with cache_control breakpoints, for upstreams that "
+            "cache only there (Anthropic models via OpenRouter…); default: TIERWISE_CACHE_HINTS, else off.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run the web chat and the HTTP API; on loopback without --require-key, for the local user."""
     import ipaddress
@@ -380,7 +406,7 @@ def serve_command(
         rate_limit = rate_limit_from_env()
     except UserError as exc:
         raise _fail(str(exc)) from None
-    store, _, _, engine, loaded = _assistant(db, model, budget)
+    store, _, _, engine, loaded = _assistant(db, model, budget, cache_hints=cache_hints)
     if loaded:
         typer.echo(loaded)
     typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")

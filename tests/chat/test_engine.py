@@ -528,7 +528,7 @@ async def test_context_sources_and_tool_extras_reach_the_pack_and_the_tools(stor
     assert report["profile"]["tokens"] > 0 and report["location"]["tokens"] > 0
 
 
-async def test_a_big_tool_result_is_read_whole_in_its_turn_and_as_a_blob_after(store: Store) -> None:
+async def test_a_big_tool_result_is_stored_as_a_blob_and_sent_whole_while_the_chat_fits(store: Store) -> None:
     @tool(tier="detail")
     def export_report() -> str:
         """The full quarterly report."""
@@ -547,5 +547,6 @@ async def test_a_big_tool_result_is_read_whole_in_its_turn_and_as_a_blob_after(s
     assert stored.message["role"] == "tool" and "sha256:" in (stored.content or "")
     digest = (stored.content or "").split("sha256:")[1][:64]
     assert store.get_blob(user, digest).decode().startswith("Line 0:")
-    later = "\n".join(str(m.get("content")) for m in model.requests[2].messages)
-    assert "Line 59:" not in later and digest in later  # afterwards: the summary and its reference
+    later = model.requests[2].messages
+    assert later[: len(model.requests[1].messages)] == model.requests[1].messages  # as sent: cached
+    assert "Line 59:" in "\n".join(str(m.get("content")) for m in later) and digest not in str(later)

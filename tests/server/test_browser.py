@@ -134,6 +134,9 @@ def test_chat_stream_tool_stop_and_dashboard(browser: Any, served: tuple[str, Sc
     assert "tokens in the last pack" in page.locator("#budget-text").inner_text()
     assert page.locator("#layers tbody tr").count() >= 3
     assert page.locator("#turns rect").count() == 2
+    # the second turn's pack starts with the first's: the expected cache hit, said under the last pack
+    page.locator("#pack-prefix", has_text="repeat the previous pack").wait_for(timeout=10_000)
+    assert "expected" in page.locator("#usage dd", has_text="of prompt tokens").inner_text()
     _shot(page, "dashboard")
 
     phone = browser.new_page(viewport={"width": 390, "height": 844})
@@ -188,6 +191,10 @@ def test_tierwise_serve_chats_with_the_offline_assistant(browser: Any, tmp_path:
         page.locator("#send").wait_for(state="visible", timeout=15_000)
         _shot(page, "offline-assistant")
         assert "location" in page.locator("#breakdown").inner_text()
+        # the offline assistant reports cached tokens as an OpenAI server would (1,024+, steps of 128)
+        cached = page.locator("#usage dd", has_text="of prompt tokens")
+        cached.wait_for(timeout=15_000)
+        assert "%" in cached.inner_text() and "expected" not in cached.inner_text()
     finally:
         child.terminate()
         child.communicate(timeout=10)

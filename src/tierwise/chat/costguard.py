@@ -87,8 +87,10 @@ class Spend:
 class Ledger(Protocol):
     """Where spending is recorded."""
 
-    def record(self, user_id: str, chat_id: str, tokens: int, dollars: float, at: datetime) -> None:
-        """Add one turn's spending."""
+    def record(
+        self, user_id: str, chat_id: str, tokens: int, dollars: float, at: datetime, cached_tokens: int = 0
+    ) -> None:
+        """Add one turn's spending (``cached_tokens``: its prompt tokens the model's cache served)."""
         ...
 
     def spend(self, user_id: str, chat_id: str, month_start: datetime) -> Spend:
@@ -103,8 +105,10 @@ class MemoryLedger:
         self._rows: list[tuple[str, str, int, float, datetime]] = []
         self._lock = threading.Lock()
 
-    def record(self, user_id: str, chat_id: str, tokens: int, dollars: float, at: datetime) -> None:
-        """Add one turn's spending."""
+    def record(
+        self, user_id: str, chat_id: str, tokens: int, dollars: float, at: datetime, cached_tokens: int = 0
+    ) -> None:
+        """Add one turn's spending (cached tokens are not kept: limits count every token)."""
         with self._lock:
             self._rows.append((user_id, chat_id, tokens, dollars, at))
 
@@ -127,9 +131,12 @@ class StoreLedger:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def record(self, user_id: str, chat_id: str, tokens: int, dollars: float, at: datetime) -> None:
-        """Add one turn's spending."""
-        self.store.audit(user_id, "usage", chat_id=chat_id, details={"tokens": tokens, "dollars": dollars})
+    def record(
+        self, user_id: str, chat_id: str, tokens: int, dollars: float, at: datetime, cached_tokens: int = 0
+    ) -> None:
+        """Add one turn's spending: a ``usage`` entry with its tokens, dollars and cached tokens."""
+        details = {"tokens": tokens, "dollars": dollars, "cached_tokens": cached_tokens}
+        self.store.audit(user_id, "usage", chat_id=chat_id, details=details)
 
     def spend(self, user_id: str, chat_id: str, month_start: datetime) -> Spend:
         """Sum the session's and the user's month from the audit log."""
@@ -241,7 +248,18 @@ class CostGuard:
                 )
 
     def record(
-        self, user_id: str, chat_id: str, *, tokens: int, dollars: float, at: datetime | None = None
+        self,
+        user_id: str,
+        chat_id: str,
+        *,
+        tokens: int,
+        dollars: float,
+        at: datetime | None = None,
+        cached_tokens: int = 0,
     ) -> None:
-        """Record one turn's spending."""
-        self.ledger.record(user_id, chat_id, tokens, dollars, at or datetime.now(UTC))
+        """Record one turn's spending; ``cached_tokens`` are its prompt tokens the model's cache served.
+
+        ``dollars`` already price those at the cached rate; limits count every token all the same.
+        """
+        at = at or datetime.now(UTC)
+        self.ledger.record(user_id, chat_id, tokens, dollars, at, cached_tokens=cached_tokens)

@@ -57,6 +57,7 @@ from tierwise.memory.blobs import BlobStore
 from tierwise.memory.engine import Memory
 from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
+from tierwise.packing.prefix import cache_breakpoints
 from tierwise.providers.base import (
     Event,
     Fallback,
@@ -398,6 +399,7 @@ class ChatEngine:
                 model=self.model,
                 max_tokens=budget.reserve or None,
                 tool_choice="none" if last and pack.tools else None,
+                cache_breakpoints=cache_breakpoints(pack.messages, system=int(bool(self.system))),
             )
             with t.tracer.span(
                 "model.call", step=step, model=self.model or self.provider.model or ""

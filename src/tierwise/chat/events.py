@@ -87,7 +87,13 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class UsageEvent:
-    """The turn's token usage (seed 000's TokenUsageReport), cost and budget health."""
+    """The turn's token usage (seed 000's TokenUsageReport), cost and budget health.
+
+    Prompt caching: ``cached_tokens`` are the prompt tokens the model reported as served from its
+    cache (``None`` when it reported no usage); ``prefix_tokens`` the tokens the turn's packs repeated
+    of the pack before each (the expected cache hit; ``None`` when no pack had one to compare with);
+    ``saved_dollars`` what the cached tokens saved against the full input price.
+    """
 
     report: dict[str, Any]
     prompt_tokens: int
@@ -96,6 +102,9 @@ class UsageEvent:
     price_known: bool
     health: float | None = None
     band: str | None = None
+    cached_tokens: int | None = None
+    prefix_tokens: int | None = None
+    saved_dollars: float = 0.0
     type: Literal["usage"] = "usage"
 
     def to_dict(self) -> dict[str, Any]:

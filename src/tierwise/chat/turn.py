@@ -19,7 +19,7 @@ from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack, PackReport
 from tierwise.providers.base import ModelResponse, ToolCall, Usage
-from tierwise.providers.pricing import Price, cost
+from tierwise.providers.pricing import Price, cache_savings, cost
 from tierwise.store import Store
 from tierwise.tools.results import ToolResult
 
@@ -69,6 +69,7 @@ class TurnState:
     reported: Usage | None = None
     counted_prompt: int = 0
     dollars: float = 0.0
+    saved_dollars: float = 0.0  # what the model's cache saved (cached tokens at full input price, less)
     price_known: bool = True
     model: str = ""
     reason: DoneReason = "answer"
@@ -93,7 +94,11 @@ class TurnState:
 
 
 def account(t: TurnState, response: ModelResponse, model: str, prices: Mapping[str, Price] | None) -> None:
-    """Add one model call to the turn: tokens produced (counted if not reported), usage, dollars."""
+    """Add one model call to the turn: tokens produced (counted if not reported), usage, dollars.
+
+    Dollars price the model's cached prompt tokens at the cached rate; ``saved_dollars`` adds what
+    that saved.
+    """
     counter = t.chat.memory.counter
     produced = counter.count(response.text) + sum(
         counter.count(c.name) + counter.count(c.arguments) for c in response.tool_calls
@@ -107,6 +112,7 @@ def account(t: TurnState, response: ModelResponse, model: str, prices: Mapping[s
         t.reported = usage if t.reported is None else t.reported + usage
     priced = cost(usage, model, prices=prices)
     t.dollars += priced.dollars
+    t.saved_dollars += cache_savings(usage, model, prices=prices)
     t.price_known = t.price_known and priced.known
 
 
@@ -116,16 +122,21 @@ def usage_of(t: TurnState, guard: CostGuard | None) -> UsageEvent | None:
         return None
     prompt = t.reported.prompt_tokens if t.reported else t.counted_prompt
     completion = t.reported.completion_tokens if t.reported else t.response_tokens
+    cached = min(t.reported.cached_tokens, prompt) if t.reported else None
+    prefixes = [r.prefix_tokens for r in t.reports if r.prefix_tokens is not None]
     report = usage_report(
         t.reports,
         tool_calls=t.tool_usage,
         response_tokens=t.response_tokens,
         prompt_tokens_reported=t.reported.prompt_tokens if t.reported else None,
         completion_tokens_reported=t.reported.completion_tokens if t.reported else None,
+        cached_tokens_reported=cached,
     )
     health = band = None
     if guard is not None:
-        guard.record(t.user_id, t.chat_id, tokens=prompt + completion, dollars=t.dollars)
+        guard.record(
+            t.user_id, t.chat_id, tokens=prompt + completion, dollars=t.dollars, cached_tokens=cached or 0
+        )
         health = guard.health(t.user_id, t.chat_id)
         band = band_for_health(health, guard.bands) if health is not None else None
     return UsageEvent(
@@ -136,6 +147,9 @@ def usage_of(t: TurnState, guard: CostGuard | None) -> UsageEvent | None:
         t.price_known,
         health,
         band.name if band else None,
+        cached,
+        sum(prefixes) if prefixes else None,
+        round(t.saved_dollars, 6),
     )
 
 

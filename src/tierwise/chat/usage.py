@@ -2,6 +2,9 @@
 
 Context by layer kind, the conversation (history + current message), tool calls (input/output
 tokens each), the response, and totals with the tokens the pack saved against sending everything.
+Beyond the seed: ``summary.prefixTokens``, the tokens the turn's packs repeated of the pack before
+each (the expected prompt-cache hit), and ``model_usage.cached_tokens``, what the model reported as
+served from its cache.
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ def usage_report(
     response_tokens: int = 0,
     prompt_tokens_reported: int | None = None,
     completion_tokens_reported: int | None = None,
+    cached_tokens_reported: int | None = None,
 ) -> TokenUsageReport:
     """The usage of one turn, from the packs sent in it (one per model call) and what came back.
 
@@ -84,6 +88,7 @@ def usage_report(
     tool_total = sum(t.input_tokens + t.output_tokens for t in tool_calls)
     prompt_total = sum(p.total_tokens for p in packs)
     saved = sum(p.tokens_saved for p in packs)
+    prefix = sum(p.prefix_tokens or 0 for p in packs)
     return TokenUsageReport(
         context=context,
         conversation={"history": history, "currentMessage": current, "total": history + current},
@@ -94,12 +99,14 @@ def usage_report(
             "limit": last.budget,
             "utilizationPercent": round(100 * last.total_tokens / last.budget, 1) if last.budget else 0.0,
             "efficiencySaved": saved,
+            "prefixTokens": prefix,
         },
         model_usage={
             k: v
             for k, v in (
                 ("prompt_tokens", prompt_tokens_reported),
                 ("completion_tokens", completion_tokens_reported),
+                ("cached_tokens", cached_tokens_reported),
             )
             if v is not None
         },

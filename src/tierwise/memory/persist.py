@@ -9,6 +9,10 @@ the store; every pack's composition, drops and reasons go to the audit log with 
 context snapshot (seed 004) is saved per pack. :meth:`ChatMemory.load` rebuilds memory from what the
 store holds, so a chat survives a restart.
 
+Each pack's report says how many of its tokens repeat the chat's previous pack from the start
+(``PackReport.prefix_tokens``, the expected prompt-cache hit). The previous pack is held in memory
+only: after a restart (or a reload) the first pack has nothing to compare with (``None``).
+
 The one exception is :meth:`ChatMemory.stage`, for callers whose client keeps the conversation
 itself (the OpenAI-compatible endpoint): messages are remembered at once and stored with the next
 write, so a request's history is stored in the same commit as its answer. Lost staged messages are
@@ -29,6 +33,7 @@ from tierwise.memory.engine import Form, Memory
 from tierwise.memory.narrative import Narrative
 from tierwise.memory.segments import Segment
 from tierwise.packing.layers import ContextLayer
+from tierwise.packing.prefix import shared_prefix
 from tierwise.packing.report import Pack
 from tierwise.store import Audit, Store, StoredMessage
 
@@ -88,6 +93,7 @@ class ChatMemory:
         self._archived_seq = -1
         self._saved_narrative: Narrative | None = None
         self._staged: list[_Staged] = []
+        self._previous: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None  # the last pack
 
     @classmethod
     def load(cls, store: Store, user_id: str, chat_id: str, memory: Memory | None = None) -> ChatMemory:
@@ -126,7 +132,7 @@ class ChatMemory:
         A tool result over the blob threshold is stored once: its full text as a blob, the message
         as the compressed form that points to it.
         """
-        message = self.memory.compress(message)
+        given, message = message, self.memory.compress(message)
         tokens = self.memory.counter.count_message(message)
         with self.store.batch(savepoints=False):  # the message and what it changed, committed together
             if self._staged:  # stored with the staged messages, in one statement
@@ -135,7 +141,9 @@ class ChatMemory:
                 stored = self.store.add_message(
                     self.user_id, self.chat_id, message, token_count=tokens, at=at, metadata=metadata
                 )
-            self.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
+            self.memory.add(
+                stored.message, at=stored.created_at, id=f"m{stored.seq}", given=_given(given, message)
+            )
             self._sync()
         return stored
 
@@ -150,8 +158,9 @@ class ChatMemory:
         with self.store.batch(savepoints=False):
             self._store_staged()
             stored = self.store.add_messages(self.user_id, self.chat_id, compressed, token_counts=counts)
-            for row in stored:
-                self.memory.add(row.message, at=row.created_at, id=f"m{row.seq}")
+            for row, given, message in zip(stored, messages, compressed, strict=True):
+                at, id = row.created_at, f"m{row.seq}"
+                self.memory.add(row.message, at=at, id=id, given=_given(given, message))
             self._sync()
         return stored
 
@@ -171,7 +180,8 @@ class ChatMemory:
         for message in messages:
             compressed = self.memory.compress(message)  # a large tool result's blob is stored now
             tokens = self.memory.counter.count_message(compressed)
-            self.memory.add(compressed, at=at, id=f"m{len(self.memory.turns)}")
+            index = len(self.memory.turns)
+            self.memory.add(compressed, at=at, id=f"m{index}", given=_given(message, compressed))
             self._staged.append(_Staged(dict(compressed), tokens, at, metadata))
 
     @property
@@ -229,6 +239,8 @@ class ChatMemory:
     ) -> Pack:
         """Build a pack (see :func:`~tierwise.memory.assemble.pack_turn`), audit it and snapshot it.
 
+        Its report's ``prefix_tokens`` are the tokens it repeats of this chat's previous pack.
+
         With ``record=False`` the audit and snapshot are left to the caller (:meth:`record`), who may
         write them later, off the answer's path — the chat engine does so after a turn's ``done``.
         """
@@ -246,6 +258,10 @@ class ChatMemory:
             upto=upto,
             layers=layers,
         )
+        previous, self._previous = self._previous, (pack.messages, pack.tools)
+        if previous is not None:
+            counter = self.memory.counter
+            pack.report.prefix_tokens = shared_prefix(previous, pack.messages, pack.tools, counter)
         if record:
             self.record(pack, self.memory.events[events_before:])
         return pack
@@ -360,6 +376,7 @@ def record_pack(
         report.checksum,
         {
             "total_tokens": report.total_tokens,
+            "prefix_tokens": report.prefix_tokens,
             "budget": report.budget,
             "tokens_saved": report.tokens_saved,
             "dropped": report.dropped,
@@ -381,9 +398,21 @@ def record_pack(
     store.save_snapshot(
         user_id,
         chat_id,
-        tier_breakdown={**breakdown, "total": {"tokens": report.total_tokens, "items": len(report.layers)}},
+        tier_breakdown={
+            **breakdown,
+            "total": {
+                "tokens": report.total_tokens,
+                "items": len(report.layers),
+                "prefix_tokens": report.prefix_tokens,
+            },
+        },
         total_tokens=report.total_tokens,
         budget_percent=budget_percent if report.health is None else round((1 - report.health) * 100, 2),
         pruning_strategy={"band": report.band, "health": report.health, "policy": report.policy},
         checksum=report.checksum,
     )
+
+
+def _given(message: Mapping[str, Any], compressed: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The message as given, where compression changed it (memory sends it so while all fits)."""
+    return message if compressed is not message else None

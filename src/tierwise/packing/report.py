@@ -50,6 +50,10 @@ class PackReport:
         total_tokens: exact count of the pack's messages and tools, reply priming included.
         tokens_all_layers: what sending every layer whole would have cost.
         checksum: sha256 of the canonical pack (same inputs and seed → same checksum).
+        prefix_tokens: tokens at the front of the pack that repeat the previous pack of the same
+            chat (:func:`~tierwise.packing.prefix.shared_prefix`): what a provider's prompt cache
+            can serve, the expected cache hit. ``None`` when there is no previous pack to compare
+            with (a chat's first pack, a pack made outside a chat, or the first after a restart).
     """
 
     policy: str
@@ -64,6 +68,7 @@ class PackReport:
     health: float | None = None
     layers: tuple[LayerReport, ...] = field(default_factory=tuple)
     canonical: Callable[[], bytes] | None = field(default=None, repr=False, compare=False)
+    prefix_tokens: int | None = None
     _memo: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -84,6 +89,13 @@ class PackReport:
     def tokens_saved(self) -> int:
         """Tokens not sent compared with sending every layer whole."""
         return max(0, self.tokens_all_layers - self.total_tokens)
+
+    @property
+    def prefix_share(self) -> float | None:
+        """Share of the pack that repeats the previous one (``None`` without a previous pack)."""
+        if self.prefix_tokens is None:
+            return None
+        return min(1.0, self.prefix_tokens / self.total_tokens) if self.total_tokens else 0.0
 
     @property
     def dropped(self) -> list[str]:
@@ -113,6 +125,8 @@ class PackReport:
         ]
         out["utilisation"] = round(self.utilisation, 4)
         out["tokens_saved"] = self.tokens_saved
+        share = self.prefix_share
+        out["prefix_share"] = round(share, 4) if share is not None else None
         out["dropped"] = self.dropped
         out["truncated"] = self.truncated
         return out

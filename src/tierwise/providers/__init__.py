@@ -40,7 +40,7 @@ from tierwise.providers.base import (
 from tierwise.providers.errors import ModelRequestsBlocked, ProviderError, ProviderNotConfigured
 from tierwise.providers.fallback import FallbackProvider, with_fallback
 from tierwise.providers.openai_compat import OpenAICompatProvider
-from tierwise.providers.pricing import PRICES, PRICES_AS_OF, Cost, Price, cost, lookup_price
+from tierwise.providers.pricing import PRICES, PRICES_AS_OF, Cost, Price, cache_savings, cost, lookup_price
 from tierwise.providers.retry import RetryPolicy
 from tierwise.providers.settings import ProviderSettings
 
@@ -68,6 +68,7 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "Usage",
+    "cache_savings",
     "collect",
     "cost",
     "is_output",

@@ -165,6 +165,9 @@ class ModelRequest:
 
     ``model=None`` means the provider's default model. ``tool_choice="none"`` keeps the tools
     defined (some servers require them when the history holds tool calls) but asks for text only.
+    ``cache_breakpoints`` are the indices of the messages that end the request's stable parts
+    (:func:`tierwise.packing.prefix.cache_breakpoints`); a provider set to send cache hints marks
+    them (:mod:`tierwise.providers.cache_hints`), the others ignore them.
     """
 
     messages: list[dict[str, Any]]
@@ -173,6 +176,7 @@ class ModelRequest:
     max_tokens: int | None = None
     temperature: float | None = None
     tool_choice: str | None = None
+    cache_breakpoints: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

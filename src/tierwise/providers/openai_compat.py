@@ -39,6 +39,7 @@ from tierwise.providers.base import (
     Usage,
     aclose,
 )
+from tierwise.providers.cache_hints import with_cache_hints
 from tierwise.providers.errors import ProviderError
 from tierwise.providers.fallback import chain
 from tierwise.providers.retry import RetryPolicy, is_retryable_status, parse_retry_after
@@ -118,6 +119,9 @@ class OpenAICompatProvider(Provider):
         retry_policy: overrides ``max_retries`` and the settings' delays (tests use tiny delays).
         max_tokens_param: the request field for ``max_tokens`` (``"max_completion_tokens"`` for
             OpenAI's reasoning models).
+        cache_hints: mark each request's ``cache_breakpoints`` with Anthropic-style ``cache_control``
+            parts (:mod:`~tierwise.providers.cache_hints`), for upstreams that cache only at explicit
+            breakpoints; default ``TIERWISE_CACHE_HINTS`` (off).
         client: an ``openai.AsyncOpenAI`` to use instead of building one (its retries are turned off).
 
     Raises:
@@ -145,6 +149,7 @@ class OpenAICompatProvider(Provider):
         retry_policy: RetryPolicy | None = None,
         max_tokens_param: str = "max_tokens",
         client: openai.AsyncOpenAI | None = None,
+        cache_hints: bool | None = None,
     ) -> None:
         settings = settings if settings is not None else ProviderSettings.load()
         overrides: dict[str, Any] = {
@@ -153,6 +158,7 @@ class OpenAICompatProvider(Provider):
             "fallback_models": list(fallback_models) if fallback_models is not None else None,
             "timeout": timeout,
             "max_retries": max_retries,
+            "cache_hints": cache_hints,
         }
         settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
         self.base_url, default_model = settings.require()
@@ -167,6 +173,7 @@ class OpenAICompatProvider(Provider):
             max_delay=settings.retry_max_delay,
         )
         self.max_tokens_param = max_tokens_param
+        self.cache_hints = settings.cache_hints
         self._given_client = client.with_options(max_retries=0) if client is not None else None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
@@ -272,9 +279,12 @@ class OpenAICompatProvider(Provider):
             await asyncio.sleep(delay)
 
     def _body(self, request: ModelRequest, model: str) -> dict[str, Any]:
+        messages = request.messages
+        if self.cache_hints and request.cache_breakpoints:  # the wire only: the pack stays as counted
+            messages = with_cache_hints(messages, request.cache_breakpoints, tools=request.tools)
         body: dict[str, Any] = {
             "model": model,
-            "messages": request.messages,
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
         }

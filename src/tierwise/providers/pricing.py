@@ -7,7 +7,8 @@ A model is looked up by its exact id, then by the part after the last ``/`` (so
 entries, e.g. for a self-hosted model or a negotiated rate.
 
 Cached prompt tokens (``Usage.cached_tokens``, part of ``prompt_tokens``) are charged at the cached
-rate where the vendor publishes one, else at the input rate.
+rate where the vendor publishes one, else at the input rate; :func:`cache_savings` is what that
+discount saved.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from types import MappingProxyType
 
 from tierwise.providers.base import Usage
 
-__all__ = ["PRICES", "PRICES_AS_OF", "Cost", "Price", "cost", "lookup_price"]
+__all__ = ["PRICES", "PRICES_AS_OF", "Cost", "Price", "cache_savings", "cost", "lookup_price"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,14 @@ def lookup_price(model: str, overrides: Mapping[str, Price] | None = None) -> Pr
     return by_tail.get(tail)
 
 
+def _prices(prices: Mapping[str, Price] | None) -> Mapping[str, Price]:
+    if prices is None:
+        from tierwise.providers.settings import ProviderSettings  # settings import this module
+
+        return ProviderSettings.load().prices or {}
+    return prices
+
+
 def cost(usage: Usage, model: str, *, prices: Mapping[str, Price] | None = None) -> Cost:
     """What ``usage`` on ``model`` cost in USD.
 
@@ -119,11 +128,7 @@ def cost(usage: Usage, model: str, *, prices: Mapping[str, Price] | None = None)
         >>> cost(Usage(1_000_000, 100_000, 1_100_000, cached_tokens=200_000), "gpt-4o-mini", prices={})
         Cost(dollars=0.195, known=True)
     """
-    if prices is None:
-        from tierwise.providers.settings import ProviderSettings  # settings import this module
-
-        prices = ProviderSettings.load().prices or {}
-    price = lookup_price(model, prices)
+    price = lookup_price(model, _prices(prices))
     if price is None:
         return Cost(0.0, known=False)
     cached = min(max(usage.cached_tokens, 0), usage.prompt_tokens)
@@ -134,3 +139,22 @@ def cost(usage: Usage, model: str, *, prices: Mapping[str, Price] | None = None)
         + usage.completion_tokens * price.output
     ) / 1_000_000
     return Cost(round(dollars, 10), known=True)
+
+
+def cache_savings(usage: Usage, model: str, *, prices: Mapping[str, Price] | None = None) -> float:
+    """Dollars the cached prompt tokens of ``usage`` saved: their price as input less their cached price.
+
+    0 when nothing was cached, the model has no known price, or no cached rate (cached tokens are
+    then charged as input: nothing saved).
+
+    Example:
+        >>> cache_savings(Usage(1_000_000, 0, 1_000_000, cached_tokens=200_000), "gpt-4o-mini", prices={})
+        0.015
+    """
+    cached = min(max(usage.cached_tokens, 0), max(usage.prompt_tokens, 0))
+    if not cached:
+        return 0.0
+    price = lookup_price(model, _prices(prices))
+    if price is None or price.cached_input is None:
+        return 0.0
+    return round(cached * max(0.0, price.input - price.cached_input) / 1_000_000, 10)

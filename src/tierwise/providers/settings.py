@@ -10,6 +10,9 @@
 ``TIERWISE_RETRY_BASE_DELAY``   first backoff in seconds (default 0.5), doubled each retry
 ``TIERWISE_RETRY_MAX_DELAY``    longest backoff and longest ``Retry-After`` honoured (default 30)
 ``TIERWISE_PRICES``             price overrides, JSON: ``{"my-model": {"input": 1.0, "output": 2.0}}``
+``TIERWISE_CACHE_HINTS``        ``true``: mark where each request's stable prefix ends with Anthropic-style
+                                ``cache_control`` parts, for upstreams that cache only at explicit
+                                breakpoints (Anthropic models via OpenRouter…); default ``false``
 ==============================  ===============================================================
 
 Nothing is read at import: ``ProviderSettings()`` reads the environment each time it is built
@@ -50,6 +53,7 @@ class ProviderSettings(BaseSettings):
     retry_base_delay: float = Field(default=0.5, ge=0)
     retry_max_delay: float = Field(default=30.0, ge=0)
     prices: dict[str, Price] | None = None
+    cache_hints: bool = False
 
     @field_validator("base_url", "model", mode="before")
     @classmethod

@@ -13,6 +13,12 @@ a :class:`~tierwise.providers.base.Usage` counted exactly with :class:`tierwise.
 (prompt: the request's messages and tools; completion: the reply), and
 :class:`~tierwise.providers.base.Done`.
 
+Given ``cache`` (a :class:`PromptCache`, or a rule: ``"openai"`` or ``"prefix"``), a fake also
+reports ``cached_tokens`` the way a server with a prompt cache would: the longest prefix the request
+shares with one of the recent requests it answered
+(:func:`~tierwise.packing.prefix.shared_prefix`), under that rule (OpenAI's: nothing below 1,024
+tokens, then steps of 128). Deterministic: the same requests in the same order report the same.
+
 Example:
     >>> import asyncio
     >>> model = ScriptedModel()
@@ -34,10 +40,12 @@ import itertools
 import json
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import Any
 
-from tierwise.errors import TierwiseError
+from tierwise.errors import InputError, TierwiseError
+from tierwise.packing.prefix import CacheRule, cached_tokens, shared_prefix
 from tierwise.providers import base
 from tierwise.providers.base import (
     Done,
@@ -55,6 +63,7 @@ from tierwise.tokens import TokenCounter, get_counter
 __all__ = [
     "FunctionModel",
     "NoReplyQueued",
+    "PromptCache",
     "Reply",
     "Script",
     "ScriptedModel",
@@ -118,6 +127,42 @@ def model_requests_allowed(allowed: bool) -> Iterator[None]:
         base.ALLOW_MODEL_REQUESTS = previous
 
 
+_Request = tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]  # messages, tools
+
+
+class PromptCache:
+    """A server's prompt cache, emulated: what of a request the recent requests already hold.
+
+    Args:
+        rule: ``"openai"`` (prefixes of 1,024+ tokens, in steps of 128) or ``"prefix"`` (all of it).
+        size: how many recent requests it keeps.
+
+    Example:
+        >>> cache = PromptCache("prefix")
+        >>> first = ModelRequest([{"role": "user", "content": "Hi"}])
+        >>> cache.serve(first, get_counter()), cache.serve(first, get_counter())
+        (0, 5)
+    """
+
+    def __init__(self, rule: CacheRule = "openai", *, size: int = 16) -> None:
+        if rule not in ("openai", "prefix"):
+            raise InputError(f"a cache rule is 'openai' or 'prefix', not {rule!r}")
+        self.rule: CacheRule = rule
+        self._seen: deque[_Request] = deque(maxlen=max(1, size))
+
+    def serve(self, request: ModelRequest, counter: TokenCounter) -> int:
+        """The cached tokens of ``request`` (then kept, for the requests after it)."""
+        messages: list[Mapping[str, Any]] = list(request.messages)
+        tools: list[Mapping[str, Any]] = list(request.tools or ())
+        longest = max((shared_prefix(seen, messages, tools, counter) for seen in self._seen), default=0)
+        self._seen.append((messages, tools))
+        return cached_tokens(longest, self.rule)
+
+
+def _cache(cache: PromptCache | CacheRule | None) -> PromptCache | None:
+    return PromptCache(cache) if isinstance(cache, str) else cache
+
+
 def _as_response(reply: str | ToolCall | Sequence[ToolCall] | ModelResponse) -> ModelResponse:
     if isinstance(reply, ModelResponse):
         return reply
@@ -132,9 +177,16 @@ def _as_response(reply: str | ToolCall | Sequence[ToolCall] | ModelResponse) -> 
 
 
 async def reply_events(
-    reply: Reply, request: ModelRequest, model: str, counter: TokenCounter
+    reply: Reply,
+    request: ModelRequest,
+    model: str,
+    counter: TokenCounter,
+    cache: PromptCache | None = None,
 ) -> AsyncIterator[Event]:
-    """Stream ``reply`` to ``request`` the way a real server would (see the module docstring)."""
+    """Stream ``reply`` to ``request`` the way a real server would (see the module docstring).
+
+    With ``cache``, the counted usage says how many prompt tokens the cache served.
+    """
     if isinstance(reply, BaseException):
         raise reply
     if isinstance(reply, Script):
@@ -160,7 +212,8 @@ async def reply_events(
         completion = counter.count(response.text) + sum(
             counter.count(call.name) + counter.count(call.arguments) for call in response.tool_calls
         )
-        usage = Usage(prompt, completion, prompt + completion)
+        cached = min(cache.serve(request, counter), prompt) if cache is not None else 0
+        usage = Usage(prompt, completion, prompt + completion, cached)
     yield usage
     finish = response.finish_reason or ("tool_calls" if response.tool_calls else "stop")
     yield Done(finish, response.model or model)
@@ -173,6 +226,8 @@ class ScriptedModel(Provider):
         replies: replies to queue now (more with :meth:`enqueue`).
         model: the model name it reports when a request names none.
         counter: the token counter for :class:`Usage` (default: the shared ``cl100k_base`` one).
+        cache: a prompt cache to report ``cached_tokens`` from (a :class:`PromptCache` or its rule,
+            ``"openai"`` or ``"prefix"``); ``None`` reports none.
 
     Raises (from :meth:`stream`):
         NoReplyQueued: no reply is left.
@@ -180,9 +235,16 @@ class ScriptedModel(Provider):
 
     name = "scripted"
 
-    def __init__(self, *replies: Reply, model: str = "scripted", counter: TokenCounter | None = None) -> None:
+    def __init__(
+        self,
+        *replies: Reply,
+        model: str = "scripted",
+        counter: TokenCounter | None = None,
+        cache: PromptCache | CacheRule | None = None,
+    ) -> None:
         self.model: str = model
         self.counter = counter or get_counter()
+        self.cache = _cache(cache)
         self.requests: list[ModelRequest] = []
         self._replies: deque[Reply] = deque(replies)
 
@@ -203,12 +265,15 @@ class ScriptedModel(Provider):
                 f"ScriptedModel has no reply queued; call enqueue(...) first (request {len(self.requests)})"
             )
         reply = self._replies.popleft()
-        async for event in reply_events(reply, request, request.model or self.model, self.counter):
+        model = request.model or self.model
+        async for event in reply_events(reply, request, model, self.counter, self.cache):
             yield event
 
 
 class FunctionModel(Provider):
     """A fake model whose answer is ``fn(request)`` — any :data:`Reply`, returned or awaited.
+
+    ``cache`` as for :class:`ScriptedModel`.
 
     Example:
         >>> import asyncio
@@ -225,10 +290,12 @@ class FunctionModel(Provider):
         *,
         model: str = "function",
         counter: TokenCounter | None = None,
+        cache: PromptCache | CacheRule | None = None,
     ) -> None:
         self.fn = fn
         self.model: str = model
         self.counter = counter or get_counter()
+        self.cache = _cache(cache)
         self.requests: list[ModelRequest] = []
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
@@ -236,5 +303,6 @@ class FunctionModel(Provider):
         self.requests.append(request)
         answer = self.fn(request)
         reply: Reply = await answer if inspect.isawaitable(answer) else answer
-        async for event in reply_events(reply, request, request.model or self.model, self.counter):
+        model = request.model or self.model
+        async for event in reply_events(reply, request, model, self.counter, self.cache):
             yield event

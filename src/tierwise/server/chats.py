@@ -25,6 +25,7 @@ from sse_starlette.sse import EventSourceResponse
 from tierwise.chat.engine import ChatEngine
 from tierwise.server.app import ApiError
 from tierwise.server.chat_context import RETIRED, check_location, describe
+from tierwise.server.usage import chat_totals
 from tierwise.store import Store
 
 __all__ = ["router"]
@@ -198,10 +199,18 @@ def snapshots(chat_id: str, request: Request, limit: Annotated[int, Query(ge=1, 
 
 @router.get("/context/status")
 def context_status(request: Request, session_id: Annotated[str, Query(alias="sessionId")]) -> Any:
-    """Seed 004's status: the last pack's breakdown, budget health and band, totals, last update."""
+    """Seed 004's status: the last pack's breakdown, budget health and band, totals, last update.
+
+    ``cache`` is the chat's prompt caching: ``hitShare`` of its prompt tokens served from the model's
+    cache (``source: "provider"``), or expected from the prefixes its packs repeated when the model
+    reported none (``source: "expected"``); ``savedDollars`` the cache saved; ``lastPackPrefixTokens``
+    what the last pack repeated of the one before (``null`` when it had none to compare with).
+    """
     store, engine, user = _ctx(request)
     chat = store.get_chat(user, session_id)
     snapshot = store.latest_snapshot(user, session_id)
+    cache = chat_totals(store, user, chat).cache()
+    last = (snapshot.tier_breakdown.get("total") or {}) if snapshot is not None else {}
     health = engine.guard.health(user, session_id) if engine.guard is not None else None
     band = engine.guard.band(user, session_id) if engine.guard is not None else None
     return {
@@ -216,6 +225,15 @@ def context_status(request: Request, session_id: Annotated[str, Query(alias="ses
         "pruningBand": _json(band) if band is not None else None,
         "snapshot": _json(snapshot) if snapshot is not None else None,
         "totals": {"tokensUsed": chat.total_tokens_used, "messages": chat.message_count},
+        "cache": {
+            "hitShare": cache["hit_share"],
+            "source": cache["source"],
+            "promptTokens": cache["prompt_tokens"],
+            "cachedTokens": cache["cached_tokens"],
+            "expectedTokens": cache["expected_tokens"],
+            "savedDollars": cache["saved_dollars"],
+            "lastPackPrefixTokens": last.get("prefix_tokens") if isinstance(last, dict) else None,
+        },
         "lastUpdated": _json(snapshot.created_at if snapshot is not None else chat.updated_at),
     }
 
@@ -241,6 +259,9 @@ def context_detail(chat_id: str, request: Request, turns: Annotated[int, Query(g
                 "completion_tokens": usage.get("completion_tokens"),
                 "total_used": summary.get("totalUsed"),
                 "dollars": usage.get("dollars"),
+                "cached_tokens": usage.get("cached_tokens"),
+                "prefix_tokens": usage.get("prefix_tokens"),
+                "saved_dollars": usage.get("saved_dollars"),
             }
         )
     return {

@@ -46,6 +46,7 @@ from tierwise.budget import Budget
 from tierwise.chat.costguard import BudgetExceeded
 from tierwise.chat.engine import ChatEngine
 from tierwise.errors import BudgetError, TierwiseError, UserError
+from tierwise.packing.prefix import cache_breakpoints
 from tierwise.providers.base import (
     Done,
     Event,
@@ -363,6 +364,7 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         max_tokens=max_tokens or budget.reserve or None,
         temperature=body.temperature,
         tool_choice=tool_choice if pack.tools else None,
+        cache_breakpoints=cache_breakpoints(pack.messages, system=len(systems)),
     )
     headers = {
         SESSION_HEADER: key,

@@ -54,11 +54,10 @@ from tierwise.chat.engine import ChatEngine
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
-from tierwise.providers.base import ModelResponse, Usage
-from tierwise.providers.pricing import cost
+from tierwise.providers.base import ModelResponse
+from tierwise.server.spent import Spent, spent_of
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import new_id, utcnow
-from tierwise.tokens import get_counter
 
 __all__ = [
     "CONTEXT_TYPE",
@@ -69,6 +68,7 @@ __all__ = [
     "Turn",
     "entity_id",
     "session_key",
+    "spent_of",
     "text_of",
 ]
 
@@ -185,29 +185,6 @@ class Packed:
     tools: list[dict[str, Any]]
     tokens: int
     handle: Prepared  # what Sessions needs to store the request and its answer
-
-
-@dataclass(frozen=True)
-class Spent:
-    """What an answer used: OpenAI's usage figures and the dollars (``known`` when the model is priced)."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    dollars: float
-    known: bool
-
-    @property
-    def total_tokens(self) -> int:
-        """Prompt plus completion."""
-        return self.prompt_tokens + self.completion_tokens
-
-    def openai(self) -> dict[str, int]:
-        """OpenAI's ``usage`` object."""
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.total_tokens,
-        }
 
 
 @dataclass
@@ -563,6 +540,9 @@ class Sessions:
                 "completion_tokens": spent.completion_tokens,
                 "dollars": round(spent.dollars, 6),
                 "price_known": spent.known,
+                "cached_tokens": spent.cached_tokens,
+                "prefix_tokens": prepared.pack.report.prefix_tokens,
+                "saved_dollars": round(spent.saved_dollars, 6),
             },
         }
         with store.batch(savepoints=False):
@@ -575,17 +555,10 @@ class Sessions:
             store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
             store.add_tokens_used(user, chat_id, spent.total_tokens)
             if guard is not None:
-                guard.record(user, chat_id, tokens=spent.total_tokens, dollars=spent.dollars)
-
-
-def spent_of(engine: ChatEngine, usage: Usage | None, prompt_tokens: int, response: ModelResponse) -> Spent:
-    """An answer's usage: the upstream's figures, else counted; priced with the engine's prices."""
-    if usage is None:
-        counter = get_counter()
-        completion = counter.count(response.text) + sum(
-            counter.count(call.name) + counter.count(call.arguments) for call in response.tool_calls
-        )
-        usage = Usage(prompt_tokens, completion, prompt_tokens + completion)
-    model = response.model or engine.model or engine.provider.model or ""
-    priced = cost(usage, model, prices=engine.prices)
-    return Spent(usage.prompt_tokens, usage.completion_tokens, priced.dollars, priced.known)
+                guard.record(
+                    user,
+                    chat_id,
+                    tokens=spent.total_tokens,
+                    dollars=spent.dollars,
+                    cached_tokens=spent.cached_tokens,
+                )

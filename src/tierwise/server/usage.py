@@ -10,6 +10,11 @@ the turns' records (API sessions from before turns were recorded) are reported a
 Dollars are what the priced calls cost; ``price_known`` is false when some tokens were spent on a
 model with no known price (``unpriced_tokens``, ``unpriced_models``), and ``dollars`` is ``null``
 when nothing was priced at all. The month is the calendar month in UTC, like the cost guard's.
+
+``cache`` is prompt caching (:meth:`Totals.cache`): the share of prompt tokens the model reported as
+served from its cache, or, when it reported none, the share the packs repeated of the pack before
+each (``source: "expected"``), and the dollars the cache saved (cached tokens at the full input price
+less what they cost).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from tierwise.server.chat_context import describe
 from tierwise.store import Chat, Store
 from tierwise.store.usage import AuditCount, SpendGroup
 
-__all__ = ["Totals", "month_start", "router"]
+__all__ = ["Totals", "chat_totals", "month_start", "router"]
 
 router = APIRouter(prefix="/api")
 
@@ -51,12 +56,18 @@ class Totals:
     models: set[str] = field(default_factory=set)
     unpriced_models: set[str] = field(default_factory=set)
     last_at: datetime | None = None
+    cached_tokens: int = 0
+    prefix_tokens: int = 0
+    saved_dollars: float = 0.0
 
     def add(self, group: SpendGroup) -> None:
         """Count one group of turns."""
         self.prompt_tokens += group.prompt_tokens
         self.completion_tokens += group.completion_tokens
         self.priced_dollars += group.dollars
+        self.cached_tokens += group.cached_tokens
+        self.prefix_tokens += group.prefix_tokens
+        self.saved_dollars += group.saved_dollars
         self.turns += group.turns
         name = group.model or "unnamed model"
         self.models.add(name)
@@ -72,6 +83,9 @@ class Totals:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.priced_dollars += other.priced_dollars
+        self.cached_tokens += other.cached_tokens
+        self.prefix_tokens += other.prefix_tokens
+        self.saved_dollars += other.saved_dollars
         self.priced_tokens += other.priced_tokens
         self.unpriced_tokens += other.unpriced_tokens
         self.unrecorded_tokens += other.unrecorded_tokens
@@ -103,6 +117,31 @@ class Totals:
             return None
         return round(self.priced_dollars, 6)
 
+    def cache(self) -> dict[str, Any]:
+        """Prompt caching over the turns: the hit share, where it comes from, the dollars saved.
+
+        ``hit_share`` is ``cached_tokens / prompt_tokens`` when the model reported cached tokens
+        (``source: "provider"``); otherwise ``prefix_tokens / prompt_tokens``, the tokens the packs
+        repeated of the pack before each (``source: "expected"``: what a prompt cache could serve,
+        not what the provider billed); ``null`` with no prompt tokens. ``saved_dollars`` counts only
+        what the model reported.
+        """
+        prompt = self.prompt_tokens
+        source: str | None = None
+        share: float | None = None
+        if prompt > 0:
+            source = "provider" if self.cached_tokens > 0 else "expected" if self.prefix_tokens > 0 else None
+            hits = self.cached_tokens if source == "provider" else self.prefix_tokens if source else 0
+            share = round(min(1.0, hits / prompt), 4)
+        return {
+            "hit_share": share,
+            "source": source,
+            "prompt_tokens": prompt,
+            "cached_tokens": self.cached_tokens,
+            "expected_tokens": self.prefix_tokens,
+            "saved_dollars": round(self.saved_dollars, 6),
+        }
+
     def to_json(self) -> dict[str, Any]:
         """The JSON the routes return."""
         unpriced = self.unpriced_tokens + self.unrecorded_tokens
@@ -119,6 +158,7 @@ class Totals:
             "model_calls": self.model_calls,
             "models": sorted(self.models),
             "last_updated": to_jsonable_python(self.last_at),
+            "cache": self.cache(),
         }
 
 
@@ -161,14 +201,19 @@ def _ctx(request: Request) -> tuple[Store, str]:
     return request.app.state.store, request.app.state.user_of(request)
 
 
+def chat_totals(store: Store, user: str, chat: Chat) -> Totals:
+    """What one chat used and cost, from its turn records (and its own token counter)."""
+    groups = store.spend_groups(user, chat_id=chat.id)
+    calls = store.audit_counts(user, "pack", chat_id=chat.id)
+    return _with_chat(_per_chat(groups, calls).get(chat.id, Totals()), chat)
+
+
 @router.get("/chats/{chat_id}/usage")
 def chat_usage(chat_id: str, request: Request) -> Any:
-    """What the chat used and cost: tokens, dollars (where prices are known), turns, model calls."""
+    """What the chat used and cost: tokens, dollars (where prices are known), turns, model calls, cache."""
     store, user = _ctx(request)
     chat = store.get_chat(user, chat_id)
-    groups = store.spend_groups(user, chat_id=chat_id)
-    calls = store.audit_counts(user, "pack", chat_id=chat_id)
-    totals = _with_chat(_per_chat(groups, calls).get(chat_id, Totals()), chat)
+    totals = chat_totals(store, user, chat)
     described = describe(store, user, [chat])[0]
     return {
         "chat_id": chat.id,

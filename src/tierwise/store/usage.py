@@ -2,7 +2,9 @@
 
 Every turn that reached a model leaves a ``turn`` audit entry whose ``usage`` holds its
 ``prompt_tokens``, ``completion_tokens``, ``dollars`` and ``price_known`` (the chat engine and the
-OpenAI-compatible endpoint both write them), and every model call leaves one ``pack`` entry. Audit
+OpenAI-compatible endpoint both write them) and, since prompt caching is accounted, its
+``cached_tokens`` (reported by the model), ``prefix_tokens`` (the packs' expected cache hit) and
+``saved_dollars``; every model call leaves one ``pack`` entry. Audit
 entries outlive the chat they mention, so a deleted chat's spending still counts for its user.
 
 Mixed into :class:`~tierwise.store.repository.Store`; the same per-user scoping applies.
@@ -34,6 +36,9 @@ class SpendGroup:
     completion_tokens: int
     dollars: float
     last_at: datetime
+    cached_tokens: int = 0
+    prefix_tokens: int = 0
+    saved_dollars: float = 0.0
 
     @property
     def tokens(self) -> int:
@@ -75,6 +80,9 @@ class UsageMixin(StoreBase):
         completion = entry.details[("usage", "completion_tokens")].as_integer()
         dollars = entry.details[("usage", "dollars")].as_float()
         known = entry.details[("usage", "price_known")].as_boolean()
+        cached = entry.details[("usage", "cached_tokens")].as_integer()
+        prefix = entry.details[("usage", "prefix_tokens")].as_integer()
+        saved = entry.details[("usage", "saved_dollars")].as_float()
         model = entry.details[("model",)].as_string()
         query = sa.select(
             entry.chat_id,
@@ -85,6 +93,9 @@ class UsageMixin(StoreBase):
             sa.func.sum(sa.func.coalesce(completion, 0)),
             sa.func.sum(sa.func.coalesce(dollars, 0.0)),
             sa.func.max(entry.created_at),
+            sa.func.sum(sa.func.coalesce(cached, 0)),
+            sa.func.sum(sa.func.coalesce(prefix, 0)),
+            sa.func.sum(sa.func.coalesce(saved, 0.0)),
         ).where(entry.user_id == user_id, entry.event == "turn", prompt.is_not(None))
         if chat_id is not None:
             query = query.where(entry.chat_id == chat_id)
@@ -103,8 +114,11 @@ class UsageMixin(StoreBase):
                 int(c or 0),
                 float(d or 0.0),
                 _aware(last),
+                int(cached_sum or 0),
+                int(prefix_sum or 0),
+                float(saved_sum or 0.0),
             )
-            for chat, name, priced, count, p, c, d, last in rows
+            for chat, name, priced, count, p, c, d, last, cached_sum, prefix_sum, saved_sum in rows
         ]
 
     def audit_counts(

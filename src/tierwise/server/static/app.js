@@ -417,7 +417,8 @@ function renderTurns(turns) {
   const values = turns.map((t) => t.prompt_tokens || 0);
   const max = Math.max(1, ...values);
   const width = 300 / Math.max(values.length, 1);
-  svg.innerHTML = values.map((v, i) => `<rect x="${i * width + 1}" y="${90 - (85 * v) / max}" width="${Math.max(width - 2, 1)}" height="${(85 * v) / max}" fill="${COLORS[0]}"><title>turn ${i + 1}: ${v.toLocaleString()} prompt tokens</title></rect>`).join("");
+  const cached = (t) => (t.cached_tokens ? ` (${t.cached_tokens.toLocaleString()} cached)` : t.prefix_tokens ? ` (${t.prefix_tokens.toLocaleString()} repeated)` : "");
+  svg.innerHTML = values.map((v, i) => `<rect x="${i * width + 1}" y="${90 - (85 * v) / max}" width="${Math.max(width - 2, 1)}" height="${(85 * v) / max}" fill="${COLORS[0]}"><title>turn ${i + 1}: ${v.toLocaleString()} prompt tokens${cached(turns[i])}</title></rect>`).join("");
 }
 
 async function refreshDashboard() {
@@ -444,6 +445,7 @@ async function refreshDashboard() {
   renderTurns(detail.turns);
   const body = $("layers").querySelector("tbody");
   body.innerHTML = detail.pack ? detail.pack.layers.map((l) => `<tr><td>${escapeHtml(l.id)}</td><td>${l.tokens.toLocaleString()}${l.tokens_full > l.tokens ? ` / ${l.tokens_full.toLocaleString()}` : ""}</td><td class="status-${l.status}">${l.status}</td></tr>${l.reason ? `<tr><td colspan="3" class="reason">${escapeHtml(l.reason)}</td></tr>` : ""}`).join("") : "";
+  $("pack-prefix").textContent = packPrefix(detail.pack);
   $("compactions").innerHTML = detail.compactions.length
     ? detail.compactions.map((c) => `<li>${escapeHtml(c.action)} at ${c.threshold}: ${c.tokens_before} → ${c.tokens_after} tokens</li>`).join("")
     : "<li>none yet</li>";
@@ -457,7 +459,16 @@ function clearDashboard() {
   renderTurns([]);
   renderUsage(null);
   $("layers").querySelector("tbody").replaceChildren();
+  $("pack-prefix").textContent = "";
   $("compactions").replaceChildren(element("li", null, "none yet"));
+}
+
+// What the last pack repeats of the one before it: the part a provider's prompt cache can serve.
+function packPrefix(pack) {
+  if (!pack) return "";
+  if (pack.prefix_tokens == null) return "No previous pack to compare with (the chat's first since the server started).";
+  const share = pack.total_tokens ? Math.round((100 * pack.prefix_tokens) / pack.total_tokens) : 0;
+  return `${count(pack.prefix_tokens)} of ${count(pack.total_tokens)} tokens (${share}%) repeat the previous pack: the expected cache hit.`;
 }
 
 // --- usage: this chat in the dashboard, the user's month in the sidebar ------------------------------
@@ -472,12 +483,24 @@ function dollars(usage) {
   return usage.price_known ? text : `${text} + ${count(usage.unpriced_tokens)} unpriced tokens`;
 }
 
+// "$0.0012" saved, or "< $0.0001" for less.
+const saved = (d) => (d >= 0.01 ? `$${d.toFixed(2)}` : d >= 0.0001 ? `$${d.toFixed(4)}` : "< $0.0001");
+
+// The chat's prompt-cache hit share: cached tokens the model reported, else expected from repeated prefixes.
+function cacheText(cache) {
+  if (!cache || cache.hit_share == null || !cache.source) return "none yet";
+  const share = `${Math.round(100 * cache.hit_share)}%`;
+  if (cache.source === "expected") return `${share} of prompt tokens, expected (repeated prefixes; the model reports none)`;
+  return `${share} of prompt tokens (${count(cache.cached_tokens)})${cache.saved_dollars > 0 ? ` · saved ${saved(cache.saved_dollars)}` : ""}`;
+}
+
 function renderUsage(usage) {
   const rows = !usage || !usage.tokens
     ? [["Tokens", "none yet"]]
     : [
         ["Tokens", `${count(usage.tokens)} (${count(usage.prompt_tokens)} prompt · ${count(usage.completion_tokens)} completion${usage.unrecorded_tokens ? ` · ${count(usage.unrecorded_tokens)} unrecorded` : ""})`],
         ["Cost", dollars(usage)],
+        ["Cached", cacheText(usage.cache)],
         ["Turns", `${count(usage.turns)} · ${count(usage.model_calls)} model call${usage.model_calls === 1 ? "" : "s"}`],
         ["Models", usage.models.join(", ") || "—"],
         ["Updated", usage.last_updated ? new Date(usage.last_updated).toLocaleString() : "—"],

@@ -31,8 +31,9 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from tierwise.packing.prefix import CacheRule
 from tierwise.providers.base import Event, ModelRequest, Provider, ToolCall
-from tierwise.providers.testing import reply_events
+from tierwise.providers.testing import PromptCache, reply_events
 from tierwise.tokens import TokenCounter, get_counter
 from tierwise.workspace.assistant.answers import SHOWN, render, render_error, task_line
 from tierwise.workspace.assistant.intents import OPEN_STATUSES, Intent, keywords, recognise
@@ -98,21 +99,30 @@ class OfflineAssistant(Provider):
     Args:
         clock: the local time when the system text has no "Now:" line (default: the system clock).
         counter: the token counter for usage (default: the shared one).
+        cache: the prompt cache its usage reports ``cached_tokens`` from, as an OpenAI server's would
+            (a :class:`~tierwise.providers.testing.PromptCache` or its rule; default: OpenAI's rule,
+            ``None`` reports none).
     """
 
     name = "offline"
 
     def __init__(
-        self, *, clock: Callable[[], datetime] | None = None, counter: TokenCounter | None = None
+        self,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        counter: TokenCounter | None = None,
+        cache: PromptCache | CacheRule | None = "openai",
     ) -> None:
         self.model: str = "tierwise-offline"
         self.clock = clock or (lambda: datetime.now().astimezone())
         self.counter = counter or get_counter()
+        self.cache = PromptCache(cache) if isinstance(cache, str) else cache
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Plan the next step for ``request``: one tool call, or the answer."""
         reply = self.reply(request)
-        async for event in reply_events(reply, request, request.model or self.model, self.counter):
+        model = request.model or self.model
+        async for event in reply_events(reply, request, model, self.counter, self.cache):
             yield event
 
     def reply(self, request: ModelRequest) -> str | ToolCall:

@@ -1,0 +1,66 @@
+"""What an answer of the OpenAI-compatible endpoint used and cost: tokens, cached tokens, dollars.
+
+The upstream's usage when it reported one (``prompt_tokens_details.cached_tokens`` included), else
+counted; priced with the engine's prices, cached prompt tokens at the cached rate
+(:func:`~tierwise.providers.pricing.cost`), with what the cache saved
+(:func:`~tierwise.providers.pricing.cache_savings`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tierwise.providers.base import ModelResponse, Usage
+from tierwise.providers.pricing import cache_savings, cost
+from tierwise.tokens import get_counter
+
+if TYPE_CHECKING:
+    from tierwise.chat.engine import ChatEngine
+
+__all__ = ["Spent", "spent_of"]
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What an answer used: OpenAI's usage figures and the dollars (``known`` when the model is priced).
+
+    ``cached_tokens`` of the prompt were served from the upstream's cache (as it reported them);
+    ``saved_dollars`` is what that saved against the full input price.
+    """
+
+    prompt_tokens: int
+    completion_tokens: int
+    dollars: float
+    known: bool
+    cached_tokens: int = 0
+    saved_dollars: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def openai(self) -> dict[str, Any]:
+        """OpenAI's ``usage`` object."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
+        }
+
+
+def spent_of(engine: ChatEngine, usage: Usage | None, prompt_tokens: int, response: ModelResponse) -> Spent:
+    """An answer's usage: the upstream's figures, else counted; priced with the engine's prices."""
+    if usage is None:
+        counter = get_counter()
+        completion = counter.count(response.text) + sum(
+            counter.count(call.name) + counter.count(call.arguments) for call in response.tool_calls
+        )
+        usage = Usage(prompt_tokens, completion, prompt_tokens + completion)
+    model = response.model or engine.model or engine.provider.model or ""
+    priced = cost(usage, model, prices=engine.prices)
+    saved = cache_savings(usage, model, prices=engine.prices)
+    cached = min(max(usage.cached_tokens, 0), usage.prompt_tokens)
+    return Spent(usage.prompt_tokens, usage.completion_tokens, priced.dollars, priced.known, cached, saved)
