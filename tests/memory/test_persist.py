@@ -62,6 +62,28 @@ def test_load_rebuilds_the_same_memory(store: Any) -> None:
     assert a.checksum == b.checksum
 
 
+def test_a_reload_keeps_working_memory_where_it_was(store: Any) -> None:
+    s: Store = store
+    user = s.create_user("maya")
+    chat = s.create_chat(user.id)
+    first = ChatMemory(s, user.id, chat.id)
+    fill(first, days=3, turns=15)
+    question, budget = [{"role": "user", "content": "and now?"}], Budget(window=900)
+    first.pack(budget, question)
+    steps = len(first.memory.events)
+    for i in range(4):  # working memory grows after the step
+        at = T0 + timedelta(days=3, minutes=i)
+        first.add({"role": "user", "content": f"One more thing about topic2, {i}."}, at=at)
+        first.add({"role": "assistant", "content": f"Noted {i}."}, at=at)
+    before = first.pack(budget, question)
+    assert first.memory.live_from > 0 and len(first.memory.events) == steps
+    again = ChatMemory.load(s, user.id, chat.id)
+    after = again.pack(budget, question)
+    assert again.memory.live_from == first.memory.live_from  # a reload is not a compaction step
+    history = [m for m in before.messages if m.get("role") != "system"]
+    assert [m for m in after.messages if m.get("role") != "system"] == history
+
+
 def test_extend_stores_and_remembers_like_adding_one_by_one(store: Any) -> None:
     s: Store = store
     user = s.create_user("maya")

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from tierwise.budget import Budget
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result
 from tierwise.memory.compaction import CompactionEvent, plan_step
-from tierwise.memory.frame import Frame
+from tierwise.memory.frame import Frame, summaries_text
 from tierwise.memory.frame import layers_cost as _cost
 from tierwise.memory.frame import updated as _updated
 from tierwise.memory.gate import PastGate
@@ -131,6 +131,7 @@ class Memory:
             question_share=self.policy.past_share, statement_share=self.policy.statement_share
         )
         self.frame: Frame | None = None  # the packs' front until the next compaction step
+        self._resuming = False  # the next step keeps working memory if it fits (Memory.resume)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -194,6 +195,16 @@ class Memory:
             else:
                 self._close(closed)
         return turn
+
+    def resume(self, live_from: int) -> None:
+        """Go on with a conversation whose working memory began at turn ``live_from`` (e.g. stored).
+
+        The next pack makes the head anew (one prompt-cache miss) but keeps working memory as it
+        was, shrinking it only if it no longer fits: a reload is not a compaction step.
+        """
+        self.live_from = self.archived_upto = max(0, min(live_from, len(self.turns)))
+        self.frame = None
+        self._resuming = self.live_from > 0  # before any step, the first one is as usual
 
     def settled(self, segment: Segment) -> bool:
         """Whether a segment is open, or closed with its summary made (not waiting for :meth:`maintain`)."""
@@ -481,7 +492,7 @@ class Memory:
     ) -> Frame:
         """A compaction step: working memory to its low-water mark, the head made anew (see Frame)."""
         counter, policy = self.counter, self.policy
-        old = self.frame
+        old, resuming, self._resuming = self.frame, self._resuming, False
         caller = {layer.id: layer for layer in heads}
         caller_cost = _cost(heads, counter)
         everything = None
@@ -501,7 +512,7 @@ class Memory:
             live_from=before,
             end=n,
             groups=self.groups(),
-            target=int(allowance * policy.low_water),
+            target=allowance if resuming else int(allowance * policy.low_water),
             max_messages=None if max_messages is None else max(1, max_messages // 2),
         )
         self.archived_upto = max(self.archived_upto, self.live_from)
@@ -515,7 +526,10 @@ class Memory:
         headers = self._headers(int(room * policy.headers_share), self.live_from)
         if headers:
             layers.append(ContextLayer("headers", "headers", headers, truncatable=True))
-        summaries = self._summaries(int(room * policy.summaries_share))
+        older = [seg for seg in self.segments if seg.last < self.live_from and seg.closed and seg.summary]
+        summaries = summaries_text(
+            older[-policy.summary_segments :], int(room * policy.summaries_share), counter
+        )
         if summaries:
             layers.append(ContextLayer("summaries", "summaries", summaries))
         head = _cost(layers, counter)
@@ -576,19 +590,6 @@ class Memory:
             lines.pop(0)
             collapsed += 1
         return ""
-
-    def _summaries(self, budget: int) -> str:
-        older = [s for s in self.segments if s.last < self.live_from and s.closed and s.summary]
-        chosen: list[str] = []
-        used = 0
-        for seg in reversed(older[-self.policy.summary_segments :]):
-            line = f"{seg.id} {seg.header}: {seg.summary}"
-            cost = self.counter.count(line) + 1
-            if used + cost > budget:
-                break
-            chosen.append(line)
-            used += cost
-        return "\n".join(reversed(chosen))
 
 
 def _name(speaker: str) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from tierwise.memory.segments import Segment
 from tierwise.packing.layers import ContextLayer
 from tierwise.tokens import TokenCounter
 
-__all__ = ["Frame", "layers_cost", "updated"]
+__all__ = ["Frame", "layers_cost", "summaries_text", "updated"]
 
 
 @dataclass(frozen=True)
@@ -57,3 +58,17 @@ def updated(layer: ContextLayer) -> ContextLayer:
         summary=layer.summary,
         placement="tail",
     )
+
+
+def summaries_text(segments: Sequence[Segment], budget: int, counter: TokenCounter) -> str:
+    """The summaries layer: the newest of ``segments`` (oldest first) whose lines fit ``budget``."""
+    chosen: list[str] = []
+    used = 0
+    for seg in reversed(segments):
+        line = f"{seg.id} {seg.header}: {seg.summary}"
+        cost = counter.count(line) + 1
+        if used + cost > budget:
+            break
+        chosen.append(line)
+        used += cost
+    return "\n".join(reversed(chosen))

@@ -106,6 +106,7 @@ class ChatMemory:
             bound.memory.narrative = Narrative.from_dict(dict(chat.narrative))
             bound._saved_narrative = bound.memory.narrative
         bound._archived_seq = chat.messages_archived - 1
+        bound.memory.resume(chat.messages_archived)  # working memory as it was: no step on reload
         trios = {saved.id: saved for saved in store.list_segments(user_id, chat_id)}
         for seg in bound.memory.segments:
             saved = trios.get(seg.id)
