@@ -412,6 +412,23 @@ async def test_housekeeping_tools_update_narrative_and_decisions(store: Store) -
     assert "Decided: The offsite is in Lisbon in May" in head
 
 
+async def test_what_the_model_writes_to_memory_is_scrubbed(store: Store) -> None:
+    key = "sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL"
+    model = ScriptedModel(
+        [
+            tool_call("update_narrative", objective=f"Rotate the key {key}", entities=["maya@example.com"]),
+            tool_call("record_decision", decision=f"Mail maya@example.com the new key {key}"),
+        ],
+        "Noted.",
+    )
+    engine, user, chat = setup(store, model)
+    await engine.run(user, chat, "Rotate it and tell Maya.")
+    record = store.get_chat(user, chat)
+    stored = json.dumps([record.narrative, record.key_decisions])
+    assert key not in stored and "maya@example.com" not in stored
+    assert "[api-key]" in stored and "Rotate the key" in stored
+
+
 async def test_recall_segments_through_the_engine(store: Store) -> None:
     model = ScriptedModel()
     engine, user, chat = setup(store, model)

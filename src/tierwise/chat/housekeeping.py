@@ -29,6 +29,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from tierwise.memory.blobs import open_blob as read_blob
+from tierwise.memory.scrub import Scrubber
 from tierwise.tools.definition import Tool, ToolContext, tool
 
 __all__ = ["MEMORY_TOOL_NAMES", "memory_tools"]
@@ -99,12 +100,13 @@ async def update_narrative(
     if not any((objective, state, achievements, entities, next_steps is not None)):
         return "nothing to update: give at least one of objective, state, achievements, entities, next_steps"
     memory = ctx.memory
+    clean = memory.scrubber.scrub_text  # what the model writes is kept and sent: scrubbed like the rest
     memory.narrative = memory.narrative.merge(
-        objective=objective,
-        state=state,
-        achievements=achievements,
-        entities=entities,
-        next_steps=next_steps,
+        objective=clean(objective) if objective else objective,
+        state=clean(state) if state else state,
+        achievements=[clean(a) for a in achievements],
+        entities=[clean(e) for e in entities],
+        next_steps=None if next_steps is None else [clean(n) for n in next_steps],
     ).fit(memory.counter)
     if ctx.store is not None and ctx.user_id is not None and ctx.chat_id is not None:
         ctx.store.update_chat(ctx.user_id, ctx.chat_id, narrative=memory.narrative.to_dict())
@@ -117,7 +119,8 @@ async def record_decision(
     ctx: ToolContext,
 ) -> str:
     """Record a decision the user made, so it stays in context for the rest of the conversation."""
-    text = " ".join(decision.split())
+    scrubber = ctx.memory.scrubber if ctx.memory is not None else Scrubber()
+    text = scrubber.scrub_text(" ".join(decision.split()))
     if ctx.memory is not None:
         memory = ctx.memory
         memory.narrative = memory.narrative.merge(achievements=[f"Decided: {text}"]).fit(memory.counter)
