@@ -30,6 +30,16 @@ if TYPE_CHECKING:
 # Plain one-paragraph usage errors instead of rich panels: they read well in logs and CI.
 typer.core.HAS_RICH = False
 
+
+CacheHints = Annotated[
+    bool | None,
+    typer.Option(
+        "--cache-hints/--no-cache-hints",
+        help="Mark each request's stable prefix with cache_control breakpoints, for upstreams that "
+        "cache only there (Anthropic models via OpenRouter…); default: TIERWISE_CACHE_HINTS, else off.",
+        show_default=False,
+    ),
+]
 app = typer.Typer(
     name="tierwise",
     help="tierwise: decides, for every LLM call, what goes into the prompt.",
@@ -281,15 +291,7 @@ def chat_command(
         str | None,
         typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
     ] = None,
-    cache_hints: Annotated[
-        bool | None,
-        typer.Option(
-            "--cache-hints/--no-cache-hints",
-            help="Mark each request's stable prefix with cache_control breakpoints, for upstreams that "
-            "cache only there (Anthropic models via OpenRouter…); default: TIERWISE_CACHE_HINTS, else off.",
-            show_default=False,
-        ),
-    ] = None,
+    cache_hints: CacheHints = None,
 ) -> None:
     """Chat with the configured model: answers stream as markdown, tools show as they run."""
     import asyncio
@@ -373,15 +375,7 @@ def serve_command(
         str | None,
         typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
     ] = None,
-    cache_hints: Annotated[
-        bool | None,
-        typer.Option(
-            "--cache-hints/--no-cache-hints",
-            help="Mark each request's stable prefix with cache_control breakpoints, for upstreams that "
-            "cache only there (Anthropic models via OpenRouter…); default: TIERWISE_CACHE_HINTS, else off.",
-            show_default=False,
-        ),
-    ] = None,
+    cache_hints: CacheHints = None,
 ) -> None:
     """Run the web chat and the HTTP API; on loopback without --require-key, for the local user."""
     import ipaddress

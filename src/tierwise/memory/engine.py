@@ -122,7 +122,7 @@ class Memory:
         self._fulls_this_turn = 0
         self._groups: MessageGroups | None = None
         self._groups_given: MessageGroups | None = None
-        self._given: dict[int, Mapping[str, Any]] = {}  # turn → its message as given, where compressed
+        self._given: dict[int, tuple[Mapping[str, Any], int]] = {}  # compressed turn → as given, tokens
         self._unsettled: list[Segment] = []  # closed, summary deferred (policy.defer_summaries)
         self._unnarrated: list[Segment] = []  # summarised by maintain_step, narrative next step
         self._headed: dict[str, int] = {}  # segment id → its last turn when its header was made
@@ -173,7 +173,7 @@ class Memory:
         )
         added = self.add_turn(turn, boundary=boundary)
         if given != message:
-            self._given[turn.index] = given
+            self._given[turn.index] = (given, self.counter.count_message(given))
             self._groups_given = None
         return added
 
@@ -383,11 +383,9 @@ class Memory:
         """Tool-call groups over every remembered message (``as_given``: large tool results whole)."""
         if as_given and self._given:
             if self._groups_given is None:
-                messages = [self._given.get(i, m) for i, m in enumerate(self.messages)]
-                costs = [
-                    self.counter.count_message(messages[i]) if i in self._given else cost
-                    for i, cost in enumerate(self.costs)
-                ]
+                messages, costs = list(self.messages), list(self.costs)
+                for i, (message, cost) in self._given.items():
+                    messages[i], costs[i] = message, cost
                 self._groups_given = MessageGroups(messages, costs)
             return self._groups_given
         if self._groups is None:

@@ -60,10 +60,9 @@ class PastGate:
         self._extend(turns, end)
         df, total = self._df, len(self._sets)
         said = [t for t in terms if df.get(t, 0) > 0]  # a word never said before is no clue
-        seen = self.words(turns, start, end)
         later = self.words(turns, start, total)  # working memory and any turn after it
         weight = {t: math.log((total + 1) / (df[t] + 0.5)) for t in said}
-        older = [t for t in said if t not in seen and t not in later]
+        older = [t for t in said if t not in later]
         share = self.question_share if "?" in query else self.statement_share
         return bool(older) and sum(weight[t] for t in older) >= share * sum(weight.values())
 
