@@ -63,9 +63,21 @@ function element(tag, className, text) {
   return node;
 }
 
-async function loadChats() {
+// Lists may come back out of order (a toggle while the first list loads): only the newest is shown,
+// and an older call resolves to it.
+let chatsAsked = 0;
+let newestChats = Promise.resolve([]);
+
+function loadChats() {
+  const asked = ++chatsAsked;
+  newestChats = fetchChats(asked);
+  return newestChats;
+}
+
+async function fetchChats(asked) {
   const replaced = $("show-replaced-box").checked ? "?include_superseded=true" : "";
   const { chats } = await api(`/api/chats${replaced}`);
+  if (asked !== chatsAsked) return newestChats;
   state.chats = chats;
   const items = chats.map((chat) => {
     const a = element("a");
