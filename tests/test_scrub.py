@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tierwise import Budget
+from tierwise.memory.persist import ChatMemory
 from tierwise.memory.scrub import KINDS, Finding, Scrubber, scrub_text
 
 SCRUB = Scrubber()
@@ -249,6 +255,8 @@ words = st.sampled_from(
         "hello", "2026-10-13", "a@b.io", "555-123-4567", "4111 1111 1111 1111", "password=", "secret:",
         "sk-", "+44", "(20)", "0", "1", "-", " ", "\n", ".", ":", "@", "=", "'", '"', "AKIA", "eyJ", "Bearer",
         "-----BEGIN PRIVATE KEY-----", "-----END PRIVATE KEY-----", "DE89", "3704", "v1.2.3", "$1,850",
+        "de89", "5551234567", "call me at ", "my password is ", "pw: ", "--password ", " / ", "P@ss", "hf_",
+        "glpat-", "SG.", "Passw0rd!",
     ]
 )  # fmt: skip
 
@@ -287,3 +295,178 @@ def test_one_megabyte_is_fast(name: str) -> None:
     started = time.perf_counter()
     SCRUB.scrub(text)
     assert time.perf_counter() - started < 10, f"{name} took too long: a pattern backtracks"
+
+
+# -- issue 15: more token formats, lower-case IBANs, phone numbers without separators, passwords in prose
+
+# (rule, text, redacted, a near miss kept as it is)
+NEW_RULES = [
+    (
+        "huggingface",
+        "HF_TOKEN is hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh now",
+        "HF_TOKEN is [token] now",
+        "from huggingface_hub import hf_hub_download; hf_abcdefghijklmnopqrstuvwxyzabcdefgh",
+    ),
+    (
+        "sendgrid",
+        "key 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.",
+        "key [api-key].",
+        "see SG.Large.Corp and SG.abc.def",
+    ),
+    (
+        "gitlab",
+        "export T=glpat-AbCd3fGh1jKlMn0pQrSt",
+        "export T=[token]",
+        "glpat-short and glpat-xxxxxxxxxxxxxxxxxxxx",
+    ),
+    ("iban", "iban de89 3704 0044 0532 0130 00 ok", "iban [iban] ok", "iban de89 3704 0044 0532 0130 01 ok"),
+    (
+        "iban",
+        "pay to gb82west12345698765432.",
+        "pay to [iban].",
+        "De89370400440532013000 and gb82west1234569876543",
+    ),
+    (
+        "phone-plain",
+        "call me at 5551234567 tonight",
+        "call me at [phone] tonight",
+        "order 5551234567 shipped",
+    ),
+    ("phone-plain", "my number is 5551234567.", "my number is [phone].", "my account number is 5551234567."),
+    ("phone-plain", '{"phone": "15551234567"}', '{"phone": "[phone]"}', '{"id": "15551234567"}'),
+    ("phone-plain", "ring me on 07700900123", "ring me on [phone]", "call 1700000000 and call 5551234567890"),
+    ("phone-intl", "text +15551234567", "text [phone]", "ts=+1700000000.5"),
+    ("password-prose", "my password is hunter2.", "my password is [password].", "my password is incorrect."),
+    ("password-prose", "pw is Tr0ub4dor&3, ok", "pw is [password], ok", "the pw is fine and pwd is 8 chars"),
+    (
+        "password-prose",
+        "the password for the wifi is 'swordfish'",
+        "the password for the wifi is '[password]'",
+        "the password for the wifi is on the fridge",
+    ),
+    ("password-prose", "pw: S3cret!", "pw: [password]", "Password is case-sensitive and 2FA-protected."),
+    ("password-assignment", "the password: S3cret!", "the password: [password]", "the password: str"),
+    (
+        "password-assignment",
+        "PASSWORD=Hunter2 make",
+        "PASSWORD=[password] make",
+        "PASSWORD=$DB_PASSWORD make",
+    ),
+    (
+        "password-flag",
+        "mysql --password hunter2 db",
+        "mysql --password [password] db",
+        "use --password to pass it",
+    ),
+    (
+        "password-flag",
+        "psql --db-password=hunter --user x",
+        "psql --db-password=[password] --user x",
+        "--password-stdin --password-file ~/.pw --no-password --password $PW",
+    ),
+    ("credential-pair", "login: admin / P@ss", "login: admin / [password]", "Read / Write-Only, Yes / No!"),
+    (
+        "credential-pair",
+        "root / Passw0rd! works",
+        "root / [password] works",
+        "Gen1 / Gen2, iPhone14 / iPhone15, v2.0 / v3.1-beta, Q&A / Help_Desk",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "text", "expected", "near_miss"), NEW_RULES)
+def test_new_rules_and_their_near_misses(rule: str, text: str, expected: str, near_miss: str) -> None:
+    result = SCRUB.scrub(text)
+    assert result.text == expected
+    assert [f.rule for f in result.findings] == [rule]
+    missed = SCRUB.scrub(near_miss)
+    assert missed.text == near_miss, missed.findings
+
+
+def test_prose_password_replaces_only_the_secret() -> None:
+    text = "ok so my password is hunter2 and the user is bob"
+    (finding,) = SCRUB.scrub(text).findings
+    assert text[finding.start : finding.end] == "hunter2"
+    assert (
+        SCRUB.scrub_text("admin / P@ss and --password=x1") == "admin / [password] and --password=[password]"
+    )
+
+
+# Ordinary numbers: none is a phone number without a phone word before it. A unix timestamp
+# (``ts=1700000000``) starts with 1, which no North American area code does, and has no phone
+# word; an order, account or reference number is not personal data, so ``order 5551234567`` is
+# kept even though it has a phone number's shape.
+ORDINARY_NUMBERS = [
+    "ts=1700000000 and ts=2100000000",
+    "created_at: 2034567890",
+    "order 1234567890 shipped; order #5551234567 and invoice 5551234567",
+    "tracking number 9400111899223344556677",
+    "account number 5551234567 and reference 2025550123",
+    "a file called 2024050123.log",
+    "I called 2024050123 times",  # YYYYMMDDHH after a phone word is a date
+    "Population 3301234567 people; he scored 2345678901 points",
+    "dia ids D12:3 D1:14 session_12",
+    "In 2019, 2020 and 2021 we sold 1500 units for $2,500,000 (5551234567 cents)",
+    "I paid $5551234567, amount 2500000000.50",
+    "the number 2147483647 is INT_MAX",
+    "call 5551234567890 and call 555123456",  # 13 and 9 digits
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY_NUMBERS)
+def test_ordinary_numbers_are_no_phone_numbers(text: str) -> None:
+    result = SCRUB.scrub(text)
+    assert result.text == text, result.findings
+
+
+def test_redactions_are_counted_by_kind() -> None:
+    scrubber = Scrubber()
+    scrubber.scrub("call me at 5551234567, my password is hunter2")
+    scrubber.scrub("hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh and 5551234567")  # the second has no phone word
+    assert scrubber.counts == {"phone": 1, "password": 1, "token": 1}
+    assert scrubber.take_counts() == {"phone": 1, "password": 1, "token": 1}
+    assert scrubber.counts == {} and scrubber.take_counts() == {}
+
+
+def test_pack_audit_entry_counts_redactions_by_kind_never_the_secret(store: Any) -> None:
+    user = store.create_user("maya")
+    chat = store.create_chat(user.id)
+    memory = ChatMemory(store, user.id, chat.id)
+    secrets = []
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    for i in range(36):  # three days: the first two close as segments, summarised and scrubbed
+        secret = f"Hunter{i}x{i}"
+        secrets.append(secret)
+        text = f"Step {i}: my password is {secret}, call me at 55512340{i:02d} about the move."
+        at = start + timedelta(days=i // 12, minutes=i)
+        memory.add({"role": "user" if i % 2 == 0 else "assistant", "content": text}, at=at)
+    memory.pack(Budget(window=800), [{"role": "user", "content": "what about step 0?"}])
+    packs = store.list_audit(user.id, chat_id=chat.id, event="pack")
+    redactions = packs[0].details["redactions"]
+    assert set(redactions) == {"password", "phone"} and min(redactions.values()) > 0
+    logged = json.dumps([a.details for a in store.list_audit(user.id, chat_id=chat.id)])
+    assert not any(secret in logged for secret in secrets) and "5551234" not in logged
+    memory.pack(Budget(window=800), [{"role": "user", "content": "and step 1?"}])
+    newest = store.list_audit(user.id, chat_id=chat.id, event="pack")[0]
+    assert newest.details["redactions"] == {}  # counted once, in the entry after they were made
+
+
+LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "locomo" / "locomo-dev.json"
+
+
+def test_no_false_positives_on_locomo_turns() -> None:
+    if not LOCOMO.is_file():
+        pytest.skip(f"{LOCOMO} is absent")
+    samples = json.loads(LOCOMO.read_text(encoding="utf-8"))
+    scrubber = Scrubber()
+    texts = [
+        turn["text"]
+        for sample in samples
+        for key, session in sample["conversation"].items()
+        if re.fullmatch(r"session_\d+", key)
+        for turn in session
+    ]
+    assert len(texts) > 1000
+    redacted = [(text, result.findings) for text in texts if (result := scrubber.scrub(text)).findings]
+    assert redacted == []
+    assert scrubber.counts == {}

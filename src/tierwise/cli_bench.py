@@ -48,8 +48,15 @@ def bench_locomo_command(
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Also write the results as JSON here.")] = None,
+    dump_segments: Annotated[
+        Path | None,
+        typer.Option(help="Write one JSON line per memory segment (header, summary, turn ids) here."),
+    ] = None,
 ) -> None:
-    """Evidence recall of packs on LoCoMo, with recency and BM25 baselines in the same run."""
+    """Evidence recall of packs on LoCoMo, with recency and BM25 baselines in the same run.
+
+    A second table measures the segment headers and summaries against LoCoMo's session summaries.
+    """
     from tierwise.bench.locomo import run_locomo_benchmark
 
     try:
@@ -67,6 +74,7 @@ def bench_locomo_command(
             dump=dump,
             as_json=as_json,
             dense=dense,
+            dump_segments=dump_segments,
         )
     except UserError as exc:
         raise _fail(str(exc)) from None

@@ -18,6 +18,10 @@ Rows, all in the same run and at the same budget:
 
 The baselines get the whole budget (minus the question), tierwise only its retrieval allowance.
 Latency is the time to build one pack after ingestion (index built, counts not pre-warmed).
+
+A second table, :mod:`tierwise.bench.layers`, measures the layers a model orients itself by: how
+well segment headers and summaries route questions to their evidence and hold their answers, beside
+LoCoMo's reference ``session_summary`` (read only for that yardstick row).
 """
 
 from __future__ import annotations
@@ -388,6 +392,8 @@ def run_locomo_benchmark(
     dense: bool | None = None,
     embedder: Embedder | None = None,
     console: Console | None = None,
+    layers: bool = True,
+    dump_segments: Path | None = None,
 ) -> dict[str, Any]:
     """Run the LoCoMo evidence-recall benchmark and print a table (or JSON).
 
@@ -406,10 +412,15 @@ def run_locomo_benchmark(
             ``False`` never.
         embedder: the dense encoder to use (default :func:`~tierwise.memory.retrieval.default_embedder`).
         console: where to print (default stdout).
+        layers: also measure how well segment headers and summaries carry the conversation, beside
+            LoCoMo's reference session summaries (:mod:`tierwise.bench.layers`; a second table).
+        dump_segments: write one JSON line per tierwise segment here (header, summary, turn ids);
+            implies ``layers``.
 
     Returns:
         ``{"budget", "retrieval_tokens", "encoding", "questions", "scored", "skipped_no_evidence",
-        "mean_full_tokens", "rows": {name: {...}}}``.
+        "mean_full_tokens", "rows": {name: {...}}}``, and ``"layers": {"tierwise": {...},
+        "reference": {...}}`` with ``layers``.
 
     Raises:
         InputError: bad file, bad budget, or ``dense=True`` without the optional packages.
@@ -515,11 +526,19 @@ def run_locomo_benchmark(
         "mean_full_tokens": round(mean_full, 1),
         "rows": {name: row.summary(mean_full) for name, row in rows.items()},
     }
+    if layers or dump_segments is not None:
+        from tierwise.bench.layers import layers_table, measure_samples
+
+        result["layers"] = measure_samples(
+            samples, counter, dump_segments=dump_segments, limit_questions=limit_questions
+        )
     console = console or Console()
     if as_json:
         console.print_json(json.dumps(result))
     else:
         console.print(_table(result))
+        if "layers" in result:
+            console.print(layers_table(result["layers"]))
     return result
 
 

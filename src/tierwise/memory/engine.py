@@ -31,11 +31,12 @@ from typing import Any, Literal
 from tierwise.budget import Budget
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result
 from tierwise.memory.compaction import CompactionEvent, plan_step
-from tierwise.memory.frame import Frame, summaries_text
+from tierwise.memory.frame import Frame, headers_text, summaries_text
 from tierwise.memory.frame import layers_cost as _cost
 from tierwise.memory.frame import updated as _updated
 from tierwise.memory.gate import PastGate
-from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative
+from tierwise.memory.keyphrases import Vocabulary
+from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label, merge_prose
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.segments import Segment, Segmenter, SegmentPolicy, full_text, make_trio
@@ -139,6 +140,11 @@ class Memory:
     def segments(self) -> list[Segment]:
         """All segments, oldest first (the last one is open)."""
         return self.segmenter.segments
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """How many segments use each word (what makes a header distinctive)."""
+        return self.segmenter.vocabulary
 
     def add(
         self,
@@ -314,7 +320,12 @@ class Memory:
     def _summarize(self, segment: Segment) -> None:
         if not segment.summary:  # recall may have made it already
             turns = self.turns[segment.first : segment.last + 1]
-            make_trio(segment, turns, self.counter, self.summarizer, self.scrubber)
+            make_trio(segment, turns, self.counter, self.summarizer, self.scrubber, **self._context(segment))
+
+    def _context(self, segment: Segment) -> dict[str, Any]:
+        """What a segment's trio is made against: the conversation's words and the segment before."""
+        previous = self.segments[segment.seq - 2] if segment.seq >= 2 else None
+        return {"vocabulary": self.vocabulary, "previous": previous}
 
     def _narrate(self, segment: Segment) -> None:
         turns = self.turns[segment.first : segment.last + 1]
@@ -326,7 +337,13 @@ class Memory:
             counter=self.counter,
             scrubber=self.scrubber,
             at=segment.ended_at,
+            topic=segment.topic,
+            when=day_label(segment.started_at),
+            speakers=[t.speaker for t in turns if t.speaker],
         )
+        merge = getattr(self.summarizer, "merge_narrative", None)
+        if merge is not None:  # a summary model: its narrative, merged with what is new
+            self.narrative = merge_prose(self.narrative, segment, merge, self.counter, self.scrubber)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -377,7 +394,9 @@ class Memory:
 
     def _trio(self, seg: Segment) -> None:
         if not seg.summary:
-            make_trio(seg, self.turns[seg.first : seg.last + 1], self.counter, self.summarizer, self.scrubber)
+            # On the request path (a tool call mid-turn): the extractive summary, never a model call.
+            turns = self.turns[seg.first : seg.last + 1]
+            make_trio(seg, turns, self.counter, scrubber=self.scrubber, **self._context(seg))
 
     def groups(self, as_given: bool = False) -> MessageGroups:
         """Tool-call groups over every remembered message (``as_given``: large tool results whole)."""
@@ -567,27 +586,12 @@ class Memory:
             stale = not seg.closed or not seg.header  # growing, or summary deferred: header only
             if stale and self._headed.get(seg.id) != seg.last:  # unchanged since last made: reuse
                 turns = self.turns[seg.first : seg.last + 1]
-                make_trio(seg, turns, self.counter, scrubber=self.scrubber, summarize=False)
+                make_trio(
+                    seg, turns, self.counter, None, self.scrubber, summarize=False, **self._context(seg)
+                )
                 self._headed[seg.id] = seg.last
             lines.append(f"{seg.id} {seg.header}")
-        costs = [self.counter.count(line) + 1 for line in lines]  # +1: the newline
-        total = sum(costs)
-        collapsed = hidden
-        # Collapse the oldest headers into one line until the rest fit (line costs add up; the
-        # joined text is counted exactly once at the end).
-        while lines:
-            head = ""
-            if collapsed:
-                first, last = self.segments[0], self.segments[collapsed - 1]
-                head = f"{first.id}–{last.id}: {collapsed} earlier segments (recall by id)"
-            if total + (self.counter.count(head) + 1 if head else 0) <= budget:
-                text = "\n".join([head, *lines] if head else lines)
-                if self.counter.count(text) <= budget:
-                    return text
-            total -= costs.pop(0)
-            lines.pop(0)
-            collapsed += 1
-        return ""
+        return headers_text(self.segments, hidden, lines, budget, self.counter)
 
 
 def _name(speaker: str) -> str:

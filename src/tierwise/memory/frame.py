@@ -72,3 +72,35 @@ def summaries_text(segments: Sequence[Segment], budget: int, counter: TokenCount
         chosen.append(line)
         used += cost
     return "\n".join(reversed(chosen))
+
+
+def headers_text(
+    segments: Sequence[Segment], hidden: int, lines: Sequence[str], budget: int, counter: TokenCounter
+) -> str:
+    """The headers layer: ``lines`` (one per segment, after the ``hidden`` oldest), oldest collapsed.
+
+    The oldest headers collapse into one range line ("S1–S12: 12 earlier segments (recall by id)")
+    until the rest fit ``budget``. If not even one header fits, the range line alone is returned
+    whatever its size: headers never vanish silently — if the pack cannot take that line either,
+    the packer drops the layer and its report says so, with the reason.
+    """
+    lines = list(lines)
+    costs = [counter.count(line) + 1 for line in lines]  # +1: the newline
+    total = sum(costs)
+    collapsed = hidden
+    while lines:  # line costs add up; the joined text is counted exactly once at the end
+        head = _range(segments, collapsed)
+        if total + (counter.count(head) + 1 if head else 0) <= budget:
+            text = "\n".join([head, *lines] if head else lines)
+            if counter.count(text) <= budget:
+                return text
+        total -= costs.pop(0)
+        lines.pop(0)
+        collapsed += 1
+    return _range(segments, collapsed)
+
+
+def _range(segments: Sequence[Segment], collapsed: int) -> str:
+    if not collapsed:
+        return ""
+    return f"{segments[0].id}–{segments[collapsed - 1].id}: {collapsed} earlier segments (recall by id)"

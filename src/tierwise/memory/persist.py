@@ -5,9 +5,10 @@ catches a store error, so a failure rolls all of it back).
 
 :class:`ChatMemory` is what the chat engine and the service use. Every message is stored before
 memory (or any model) sees it; closed segments, the narrative and archiving are written through to
-the store; every pack's composition, drops and reasons go to the audit log with its checksum, and a
-context snapshot (seed 004) is saved per pack. :meth:`ChatMemory.load` rebuilds memory from what the
-store holds, so a chat survives a restart.
+the store; every pack's composition, drops and reasons go to the audit log with its checksum (and
+the scrubber's redactions since the last one, by kind), and a context snapshot (seed 004) is saved
+per pack. :meth:`ChatMemory.load` rebuilds memory from what the store holds, so a chat survives a
+restart.
 
 Each pack's report says how many of its tokens repeat the chat's previous pack from the start
 (``PackReport.prefix_tokens``, the expected prompt-cache hit). The previous pack is held in memory
@@ -292,7 +293,8 @@ class ChatMemory:
             for event in compaction
         ]
         self._sync()
-        record_pack(self.store, self.user_id, self.chat_id, pack, also=entries)
+        redactions = self.memory.scrubber.take_counts()  # made since the last pack's audit entry
+        record_pack(self.store, self.user_id, self.chat_id, pack, also=entries, redactions=redactions)
 
     @property
     def unsynced(self) -> int:
@@ -360,10 +362,12 @@ def record_pack(
     *,
     budget_percent: float = 0.0,
     also: Sequence[Audit] = (),
+    redactions: Mapping[str, int] | None = None,
 ) -> None:
     """Audit a pack (composition, drops, reasons, checksum) and save its context snapshot.
 
-    ``also`` are audit entries written before the pack's, in the same statement.
+    ``also`` are audit entries written before the pack's, in the same statement. ``redactions``
+    (scrubber findings per kind, never the secrets) go into the pack's entry as ``"redactions"``.
     """
     report = pack.report
     breakdown: dict[str, dict[str, int]] = {}
@@ -393,6 +397,7 @@ def record_pack(
                 }
                 for r in report.layers
             ],
+            **({} if redactions is None else {"redactions": dict(sorted(redactions.items()))}),
         },
     )
     store.audit_many(user_id, [*also, audit])

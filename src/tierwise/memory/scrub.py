@@ -2,24 +2,29 @@
 
 :class:`Scrubber` finds personal data and credentials and replaces each with a typed placeholder;
 :class:`ScrubResult` carries the redacted text and one :class:`Finding` (kind, span, rule) per
-redaction — never the secret itself, so findings can go to an audit log.
+redaction — never the secret itself, so findings can go to an audit log; a scrubber also totals
+its redactions per kind (:attr:`Scrubber.counts`, drained by :meth:`Scrubber.take_counts`).
 
 What is caught (placeholder in brackets):
 
 - ``[email]`` addresses ``local@domain.tld``.
 - ``[phone]`` international numbers (``+44 20 7946 0958``, ``+1 (555) 123-4567``, 7–15 digits) and
   common national formats: North American ``555-123-4567`` / ``(555) 123-4567`` / ``1-800-555-0199``,
-  trunk-prefixed ``020 7946 0958`` / ``030 12345678``, French ``01 23 45 67 89``.
+  trunk-prefixed ``020 7946 0958`` / ``030 12345678``, French ``01 23 45 67 89``; written without
+  separators (``5551234567``, ``15551234567``, ``07700900123``) only right after a phone word
+  (``call me at``, ``my number is``, ``tel:``, ``"phone": "``), not a date-like ``20YYMMDDhh``.
 - ``[card]`` payment cards passing the Luhn check and starting with 2–6 (the major networks):
   13–19 digits grouped by one kind of separator (space or dash, first group of four, groups of 3+),
   or 15–16 digits written plain (longer and shorter plain runs are mostly ids and seeds).
-- ``[iban]`` IBANs, compact or in groups of four, for countries with a known IBAN length, passing the
-  ISO 7064 mod-97 check.
+- ``[iban]`` IBANs, compact or in groups of four, upper- or lower-case (not mixed), for countries
+  with a known IBAN length, passing the ISO 7064 mod-97 check.
 - ``[api-key]`` OpenAI ``sk-…`` / ``sk-proj-…``, Anthropic ``sk-ant-…``, AWS ``AKIA…`` / ``ASIA…`` and
   the value of ``aws_secret_access_key = …``, Google ``AIza…``, Stripe ``sk_live_`` / ``rk_live_``
-  (and ``_test_``), the value of ``api_key = …``.
+  (and ``_test_``), SendGrid ``SG.<16–32>.<16–64>``, the value of ``api_key = …``.
 - ``[token]`` GitHub ``ghp_ gho_ ghu_ ghs_ ghr_ github_pat_``, Slack ``xoxa- xoxb- xoxp- xoxr- xoxs-``,
-  the token after ``Bearer``, the value of ``access_token = …`` / ``auth_token: …``.
+  Hugging Face ``hf_`` / ``api_org_`` (30+ characters), GitLab ``glpat- gldt- glrt- glptt- glft-``
+  (20+), both with mixed case or digits (``glpat-xxxxxxxxxxxxxxxxxxxx`` is a sample), the token after
+  ``Bearer``, the value of ``access_token = …`` / ``auth_token: …``.
 - ``[jwt]`` JSON web tokens (``eyJ…`` header, three base64url parts).
 - ``[private-key]`` PEM private keys (RSA, EC, OPENSSH, ENCRYPTED, PGP …), from ``BEGIN`` to ``END``;
   a key cut off before its ``END`` line is redacted to the end of its base64 body.
@@ -28,17 +33,26 @@ What is caught (placeholder in brackets):
   JSON ``"password": "…"``), and the password in a URL (``https://user:pw@host``). Values that are
   code rather than secrets are kept: ``self.x``, ``snake_case`` names, calls, ``$ENV`` references,
   types and plain words (``password: str``, ``api_key=api_key``, ``secret = getpass()``).
+  In prose and on command lines, the secret only: ``my password is hunter2``, ``the password for
+  the wifi is 'x'``, ``pw is …`` / ``pw: …``, ``--password x`` / ``--db-password=x``; unquoted, a
+  value after ``is`` or a space must not read as a word (4+ characters with a digit, a symbol or
+  inner capitals: not ``incorrect``, ``8``, ``2FA-protected``). And the password of a
+  ``user / password`` pair (spaces around the slash) with lower case and two of upper case, digits,
+  symbols (``admin / P@ss``, ``root / Passw0rd!``; not ``Read / Write-Only``, ``Gen1 / Gen2``).
 
 What is not caught: names, postal addresses, dates of birth, national id numbers; phone numbers
-written without separators or as 7-digit local numbers (``555-0199``); cards starting with 0, 1 or
-7–9, failing Luhn, or plain 13/14/17–19-digit runs; lower-case IBANs; keys without a known prefix
-unless assigned to a recognised name (a bare ``token=`` is not one); passwords passed as
-``--password x``, after a bare word (``my password is x``) or shaped like code (``my_secret_pw``).
+written without separators and without a phone word before them (``order 5551234567``, an id or
+an amount), or as 7-digit local numbers (``555-0199``); cards starting with 0, 1 or 7–9, failing
+Luhn, or plain 13/14/17–19-digit runs; mixed-case IBANs; keys without a known prefix unless
+assigned to a recognised name (a bare ``token=`` is not one); passwords that read as a word in prose
+(``my password is swordfish``, unless quoted), given as ``-p x``, shaped like code
+(``my_secret_pw``), or paired compactly or as a name with a number (``admin/x``, ``admin / Hunter2``).
 
 Kept on purpose (false positives avoided): dates and times (``2026-10-13``, ``10:30``,
 ``2026-10-13T10:30:00Z``), versions (``v1.2.3``), prices (``$1,850``), standard numbers
-(``ISO 8601``), IP addresses, UUIDs, epoch timestamps, decimals (``+35236450.6``, ``1.602 176 6208``),
-citations (``(1982) 171-184``), ARNs (``…:secret:name``), digit runs that fail the checks.
+(``ISO 8601``), IP addresses, UUIDs, epoch timestamps (``ts=1700000000``), decimals (``+35236450.6``,
+``1.602 176 6208``), citations (``(1982) 171-184``), ARNs (``…:secret:name``), digit runs that fail
+the checks.
 
 An *allowlist* keeps exact strings wherever they occur, findings a regex matches in full, and emails
 of given domains — with anything found inside them. Overlapping findings resolve to the longest
@@ -55,6 +69,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -173,12 +188,71 @@ def _random_run(text: str, match: re.Match[str]) -> Span | None:
     return match.span() if re.search(r"[A-Za-z0-9]{16}", match.group()) else None
 
 
+def _random(text: str, match: re.Match[str]) -> Span | None:
+    """A token's body mixes cases or letters and digits (``glpat-xxxxxxxxxxxxxxxxxxxx`` is a sample)."""
+    body = match.group(1)
+    classes = any(c.islower() for c in body) + any(c.isupper() for c in body) + any(c.isdigit() for c in body)
+    return match.span() if classes > 1 else None
+
+
 def _mixed(text: str, match: re.Match[str]) -> Span | None:
     """A bearer token has a digit or mixed case (``Bearer tokens-are-great`` is prose)."""
     token = match.group(1)
     if any(c.isdigit() for c in token) or (token.lower() != token and token.upper() != token):
         return match.span(1)
     return None
+
+
+_COMPOUND = re.compile(r"\d*+[A-Za-z]++(?:['-][A-Za-z]++)++")  # 2FA-protected, case-sensitive, don't
+
+
+def _looks_secret(value: str) -> bool:
+    """Not a word: mixes letters with digits or symbols, or capitals inside (``hunter2``, ``sEcret``)."""
+    if len(value) < 4 or value.lower() in _NOT_SECRETS or _COMPOUND.fullmatch(value):
+        return False
+    return not value.isalpha() or (value[1:].lower() != value[1:] and value.upper() != value)
+
+
+def _secret(prose: bool) -> Check:
+    """A value said in prose or passed as a flag: quoted, after ``=``, or not a plain word.
+
+    Sentence punctuation after an unquoted value stays (``my password is hunter2.``).
+    """
+
+    def check(text: str, match: re.Match[str]) -> Span | None:
+        span = _value(text, match)
+        if span is None or match.group(3) is None:
+            return span
+        start, end = span
+        value = text[start:end].rstrip(".,;:?)")
+        spaced = text[start - 1] in " \t"
+        if not value or ((prose or spaced) and not _looks_secret(value)):
+            return None
+        return (start, start + len(value))
+
+    return check
+
+
+_VERSION = re.compile(r"[vV]?\d++(?:[._+-]\w++)++")
+_INNER_DIGIT = re.compile(r"[A-Za-z]\d++[A-Za-z]")
+
+
+def _credential(text: str, match: re.Match[str]) -> Span | None:
+    """The password of ``user / password``: lower case and two of upper case, digits, symbols.
+
+    Without a symbol a digit must sit between letters (``Passw0rd``): ``Gen2``, ``iPhone15``,
+    ``Covid-19`` are names; ``_`` is a name's. A closing ``!`` does not count (``Yes / No!``).
+    """
+    value = match.group(1).rstrip(".,;:?)")
+    core = value.rstrip("!")
+    symbol = any(c in "!@#$%^&*=+?~|" for c in core)
+    classes = symbol + any(c.isupper() for c in core) + any(c.isdigit() for c in core)
+    stem = core.removesuffix("s")  # MP3s: an acronym's plural has no lower case of its own
+    if len(core) < 4 or classes < 2 or stem.upper() == stem or _VERSION.fullmatch(core):
+        return None
+    if not symbol and not _INNER_DIGIT.search(core):
+        return None
+    return (match.start(1), match.start(1) + len(value))
 
 
 def _luhn(digits: str) -> bool:
@@ -230,7 +304,7 @@ _IBAN_LENGTHS = {
 def _iban(text: str, match: re.Match[str]) -> Span | None:
     """The country's IBAN length of characters (grouped by four, or compact) passing mod-97."""
     raw = match.group()
-    length = _IBAN_LENGTHS.get(raw[:2])
+    length = _IBAN_LENGTHS.get(raw[:2].upper())
     if length is None:
         return None
     grouped = len(raw) > 4 and raw[4] == " "
@@ -247,7 +321,7 @@ def _iban(text: str, match: re.Match[str]) -> Span | None:
             break
     if len(chars) < length or (end < len(raw) and raw[end] != " "):
         return None
-    compact = "".join(chars)
+    compact = "".join(chars).upper()
     number = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
     return (match.start(), match.start() + end) if int(number) % 97 == 1 else None
 
@@ -272,6 +346,21 @@ def _phone(low: int, high: int) -> Check:
         return match.span()
 
     return check
+
+
+# A phone word just before a number written without separators: ``call me at``, ``my number is``,
+# ``tel:``, ``"phone": "`` (an order, account or ticket number is no phone number).
+_PHONE_CUE = re.compile(
+    r"(?i:\b(?:tel|telephone|phone|ph|mobile|mob|cell|cellphone|fax|whatsapp|sms|call|called|calling|ring"
+    r"|dial|text|texted|reach|contact)\b|\b(?:my|his|her|your|our|their|new|home|work|office|contact)"
+    r"[ \t]++(?:phone[ \t]++)?(?:number|no|nr)\b)"
+    r"""(?:[ \t:.=#"'(-]|\b(?i:me|us|him|her|them|at|on|is|was|number|no|nr|num|back|directly|now)\b)*+\Z"""
+)
+
+
+def _phone_context(text: str, match: re.Match[str]) -> Span | None:
+    """A separator-less number is a phone number only after a phone word (``call 5551234567``)."""
+    return match.span() if _PHONE_CUE.search(text, max(0, match.start() - 64), match.start()) else None
 
 
 # -- private keys -----------------------------------------------------------------------------------
@@ -304,6 +393,8 @@ _NUM_END = r"(?![\w/]|[.,:-]\d)"  # number end: not followed by more of a number
 _VALUE = (
     r"""(?:"([^"\\\r\n]{1,200})"|'([^'\\\r\n]{1,200})'|([^\s"',;&=<>()\[\]{}][^\s"',;&<>()\[\]{}]{0,199}))"""
 )
+# A value in prose or a command line: quoted, or up to a space, comma or semicolon.
+_PROSE_VALUE = r"""(?:"([^"\\\r\n]{1,200})"|'([^'\\\r\n]{1,200})'|([^\s"'`,;<>()\[\]{}]{1,128}+))"""
 _ASSIGN = r"""["']?[ \t]*+[:=][ \t]*+"""
 # A secret's name: any prefix (``DB_``, ``client_``, ``db``), the keyword, a known suffix (``_key``).
 _AFFIXED = r"\w{0,30}?(?:%s)(?:[_-](?:access[_-])?(?:key|value|token|str|string|plain(?:text)?|input|b64))?"
@@ -330,14 +421,27 @@ _RULES: tuple[_Rule, ...] = (
     _regex("stripe", "api-key", _B + r"(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{10,}+"),
     _regex("github", "token", _B + r"(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_[A-Za-z0-9_]{22,}+)"),
     _regex("slack", "token", _B + r"xox[abprs]-[A-Za-z0-9-]{10,}+"),
+    _regex("huggingface", "token", _B + r"(?:hf_|api_org_)([A-Za-z0-9]{30,}+)(?![\w-])", _random),
+    _regex("gitlab", "token", _B + r"gl(?:pat|dt|rt|ptt|ft|soat|oas)-([A-Za-z0-9_-]{20,}+)"
+           r"(?:\.[A-Za-z0-9]{2,}+){0,2}(?![\w-]|\.\w)", _random),
+    _regex("sendgrid", "api-key", r"(?<![\w.-])SG\.[A-Za-z0-9_-]{16,32}+\.[A-Za-z0-9_-]{16,64}+"
+           r"(?![\w-]|\.\w)"),
     _regex("bearer", "token", r"(?i:\bbearer)\s++([A-Za-z0-9._~+/-]{16,}+=*+)", _mixed),
     _regex("api-key-assignment", "api-key", _assigned("api_?key"), _value),
     _regex("token-assignment", "token", _assigned(_TOKEN_NAMES), _value),
     _regex("password-assignment", "password", _assigned(_PASSWORD_NAMES), _value),
     _regex("url-password", "password", r"(?<=://)[^/\s:@]{1,64}:([^/\s@]{1,128})@", _value),
+    _regex("password-prose", "password", _B + r"(?i:passw(?:or)?d|pwd|pw|passphrase|passcode)(?:[ \t]++"
+           r"(?i:for|to|of|on)(?:[ \t]++[\w.@'-]{1,30}+){1,3}?)?(?:[ \t]++(?i:is|was)(?:[ \t]*+:)?[ \t]++"
+           r"|(?<=(?i:pw))[ \t]*+[:=][ \t]*+)" + _PROSE_VALUE, _secret(prose=True)),
+    _regex("password-flag", "password", r"(?<![\w-])--(?i:(?!no-)(?:[a-z0-9]{1,20}+-){0,3}?(?:"
+           + _PASSWORD_NAMES + r"|pass))(?:=|[ \t]++(?!-))" + _PROSE_VALUE, _secret(prose=False)),
+    _regex("credential-pair", "password", r"(?<![\w/.@+:-])[A-Za-z][\w.@+-]{0,63}+[ \t]++/[ \t]++"
+           r"([^\s/\\\"'`<>()\[\]{}]{4,64}+)(?![\w/])", _credential),
     _regex("email", "email", r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}+@"
            r"(?:[A-Za-z0-9-]{1,63}+\.){1,8}[A-Za-z]{2,24}+(?![A-Za-z0-9_-])", _email),
-    _regex("iban", "iban", r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}+", _iban),
+    _regex("iban", "iban", r"(?<![A-Za-z0-9])(?:[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}+|[a-z]{2}\d{2}"
+           r"(?: ?[a-z0-9]){11,30}+)", _iban),
     _regex("card", "card", _NUM_START + r"[2-6]\d{3}(?:[ -]?\d){9,15}+(?![\w]|[.,]\d)", _card),
     _regex("phone-intl", "phone", r"(?<![\w+])\+[1-9]\d{0,2}(?:[ .-]?\(\d{1,4}\))?[ .-]?\d{1,14}+"
            r"(?:[ .-]\d{2,14}+){0,6}" + _NUM_END, _phone(7, 15)),
@@ -348,6 +452,9 @@ _RULES: tuple[_Rule, ...] = (
     _regex("phone-trunk", "phone", _NUM_START + r"0[1-9]\d{0,3}[ -]\d{3,4}[ -]?\d{3,5}" + _NUM_END,
            _phone(9, 12)),
     _regex("phone-fr", "phone", _NUM_START + r"0[1-9]([ .])\d{2}(?:\1\d{2}){3}" + _NUM_END),
+    _regex("phone-plain", "phone", _NUM_START + r"(?!20\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))"
+           r"(?:1?[2-9][0-8]\d{8}|0[1-9]\d{8,9})(?!\.\w)" + _NUM_END,
+           _phone_context),
 )
 # fmt: on
 
@@ -390,6 +497,20 @@ class Scrubber:
         if unknown:
             raise ValueError(f"unknown kinds {sorted(unknown)}; choose from {', '.join(KINDS)}")
         self._rules = tuple(rule for rule in _RULES if rule.kind in wanted)
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Redactions per kind made by this scrubber so far (or since :meth:`take_counts`)."""
+        with self._lock:
+            return dict(self._counts)
+
+    def take_counts(self) -> dict[str, int]:
+        """Redactions per kind since the last call (``{"phone": 1}``), for an audit entry; resets them."""
+        with self._lock:
+            taken, self._counts = dict(self._counts), Counter()
+        return taken
 
     def _allowed(self, kind: str, value: str) -> bool:
         if value in self._allow_exact or any(p.fullmatch(value) for p in self._allow_patterns):
@@ -431,6 +552,9 @@ class Scrubber:
             starts.insert(at, start)
             kept.insert(at, (start, end, index))
         findings = tuple(Finding(self._rules[i].kind, s, e, self._rules[i].name) for s, e, i in kept)
+        if findings:
+            with self._lock:
+                self._counts.update(f.kind for f in findings)
         parts: list[str] = []
         last = 0
         for finding in findings:

@@ -17,18 +17,48 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from tierwise.memory.keyphrases import Vocabulary, key_phrases
+from tierwise.memory.narrative import day_label
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.turns import Turn, render_turn
 from tierwise.summarize.base import Summarizer, SummaryRejected, check_summary
-from tierwise.summarize.extractive import ExtractiveSummarizer, content_words
+from tierwise.summarize.dates import anchor_dates
+from tierwise.summarize.extractive import ExtractiveSummarizer, content_words, is_filler, is_log_line
+from tierwise.summarize.sentences import split_sentences
 from tierwise.tokens import TokenCounter
 
-__all__ = ["Segment", "SegmentPolicy", "Segmenter", "make_trio"]
+__all__ = ["Segment", "SegmentPolicy", "Segmenter", "make_trio", "source_text"]
 
 HEADER_TOKENS = 12
 SUMMARY_TOKENS = 120
 _FOLLOW_UP = re.compile(r"^\s*(and|also|but|so|then|what about|how about|it|that|this|they|those|ok)\b", re.I)
-_ENTITY = re.compile(r"\b(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[a-z]+_[a-z0-9_]+|[A-Z]{2,}\d*)\b")
+_ENTITY = re.compile(
+    r"\b(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[a-z]+_[a-z0-9_]+|[A-Z]{2,}\d*\+?)\b"
+    r"|[\w.-]*\w(?:/[\w.-]*\w)+|\bv\d+(?:\.\d+)+"
+)
+_CALENDAR = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ]
+)
 _NOT_ENTITY = frozenset(
     {
         "I",
@@ -73,9 +103,25 @@ _NOT_ENTITY = frozenset(
         "Not",
         "Me",
         "If",
+        "OK",
+        "Here",
+        "There",
+        "Yeah",
+        "Yep",
+        "Nope",
+        "Please",
+        "Agreed",
+        "Congrats",
+        "Everyone",
+        "Absolutely",
     }
 )
 _DONE = re.compile(r"\b(done|finished|completed|scheduled|created|booked|sent|fixed|decided|agreed)\b", re.I)
+_RESULT = re.compile(
+    r"\b(fixed|resolved|shipped|released|merged|deployed|decided|agreed|booked|scheduled|finished|"
+    r"completed|cancell?ed|postponed|approved|rejected|signed|adopted)\b",
+    re.I,
+)
 _ERROR = re.compile(r"\b(error|failed|failure|couldn't|could not|broken)\b", re.I)
 
 
@@ -131,6 +177,7 @@ class Segmenter:
     def __init__(self, policy: SegmentPolicy | None = None) -> None:
         self.policy = policy or SegmentPolicy()
         self.segments: list[Segment] = []
+        self.vocabulary = Vocabulary()  # document frequency of words over segments (for headers)
         self._recent: list[set[str]] = []  # content words of the open segment's latest turns
 
     def add(self, turn: Turn, tokens: int, *, boundary: bool = False) -> tuple[Segment, Segment | None]:
@@ -157,10 +204,13 @@ class Segmenter:
                 boundary=reason or "start",
             )
             self.segments.append(current)
+            self.vocabulary.documents += 1
             self._recent = []
         current.last = turn.index
         current.ended_at = turn.at or current.ended_at
         current.tokens += tokens
+        for word in ordered:
+            self.vocabulary.add(word, current.seq)
         current.words.update(ordered)
         self._recent = [*self._recent[-5:], words]
         return current, closed
@@ -196,21 +246,33 @@ def make_trio(
     scrubber: Scrubber | None = None,
     *,
     summarize: bool = True,
+    vocabulary: Vocabulary | None = None,
+    previous: Segment | None = None,
 ) -> None:
     """Fill the segment's header, summary, topic, entities and outcome from its ``turns``.
 
     The summary goes through ``summarizer`` (extractive by default) and the scrubber; a summary that
     fails its checks is replaced by the extractive one, never stored broken. ``summarize=False``
-    refreshes only the header (the open segment, which is still growing).
+    refreshes only the header (the open segment, which is still growing). ``vocabulary`` (the
+    conversation's document frequencies) makes the header say what is distinctive about the segment;
+    ``previous`` (the segment before) tells whether its day needs saying again.
     """
-    text = "\n".join(f"{t.speaker or t.role}: {t.text}" for t in turns if t.text)
-    segment.topic = _topic(segment, turns)
-    segment.entities = _entities(turns)
+    text = source_text(turns)
+    said = [s for t in turns if t.role != "tool" for s in split_sentences(t.text)]
+    sentences = [s for s in said if not is_filler(s) and not is_log_line(s)]
+    speakers = {w.lower() for t in turns for w in (t.speaker or "").split()}
+    words = vocabulary.upto(segment.seq) if vocabulary is not None else _own_vocabulary(segment)
+    phrases = key_phrases(sentences, words, exclude=speakers, counter=counter, limit=6)
+    if not phrases:  # nothing but greetings and thanks: say so, in their own words
+        phrases = key_phrases(said, words, exclude=speakers, counter=counter, limit=2) or ["small talk"]
+    segment.topic = ", ".join(phrases[:2])
+    segment.entities = _entities(turns, speakers)
     segment.outcome = _outcome(turns)
-    segment.header = _header(segment, counter, scrubber)
+    when = _when(segment.started_at, previous.started_at if previous is not None else None)
+    segment.header = _header(when, phrases, _result(turns), counter, scrubber)
     if not summarize:
         return
-    extractive = ExtractiveSummarizer(counter)
+    extractive = ExtractiveSummarizer(counter, rarity=words.idf)
     summary = ""
     if text:
         focus = "decisions, changes, open questions"
@@ -225,26 +287,48 @@ def make_trio(
     segment.summary = summary
 
 
+def source_text(turns: Sequence[Turn]) -> str:
+    """What a segment's summary is made from: ``Speaker: text`` lines, relative dates anchored.
+
+    Tool results are left out (their digests are in memory; the assistant's answer says what they
+    meant); "yesterday" becomes "yesterday (7 May 2023)" when the turn's time is known.
+    """
+    lines = []
+    for t in turns:
+        if t.role == "tool" or not t.text.strip():
+            continue
+        who = t.speaker or t.role.capitalize()
+        lines.append(f"{who}: {anchor_dates(t.text, t.at)}")
+    return "\n".join(lines)
+
+
 def full_text(turns: Sequence[Turn]) -> str:
     """A segment's full text: every turn rendered, verbatim."""
     return "\n".join(render_turn(t) for t in turns)
 
 
-def _topic(segment: Segment, turns: Sequence[Turn]) -> str:
-    names = {w.lower() for t in turns for w in (t.speaker or "").split()}
-    common = [w for w, _ in segment.words.most_common(12) if w not in names and not w[0].isdigit()]
-    return " ".join(common[:2])
+def _own_vocabulary(segment: Segment) -> Vocabulary:
+    return Vocabulary({w: [1] for w in segment.words}, 1)
 
 
-def _entities(turns: Sequence[Turn]) -> tuple[str, ...]:
+def _entities(turns: Sequence[Turn], speakers: set[str]) -> tuple[str, ...]:
+    """Names, files and versions the segment mentions, most mentioned first (speakers left out).
+
+    A capitalised word counts as a name only inside a sentence, never as its first word.
+    """
     counts: Counter[str] = Counter()
     for t in turns:
-        for match in _ENTITY.finditer(t.text):
-            word = match.group(0)
-            if word.split()[0] not in _NOT_ENTITY:
+        if t.role == "tool":
+            continue
+        for sentence in split_sentences(t.text):
+            for match in _ENTITY.finditer(sentence):
+                word = match.group(0)
+                initial = match.start() == len(sentence) - len(sentence.lstrip())
+                if initial or word.split()[0] in _NOT_ENTITY or word.lower() in speakers:
+                    continue
+                if word.split()[0].lower() in _CALENDAR:
+                    continue
                 counts[word] += 1
-        if t.speaker:
-            counts[t.speaker] += 1
     return tuple(w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
 
 
@@ -257,24 +341,53 @@ def _outcome(turns: Sequence[Turn]) -> str:
     return "done" if _DONE.search(tail) else "ongoing"
 
 
-def _header(segment: Segment, counter: TokenCounter, scrubber: Scrubber | None) -> str:
-    when = ""
-    if segment.started_at is not None:
-        d = segment.started_at
-        when = f"{d.day} {d.strftime('%b')} {d.year}"
-    parts = [when, segment.topic, ", ".join(segment.entities[:2]), segment.outcome]
-    # Drop detail until the header fits its cap: outcome, then the second entity, then the topic.
-    candidates = [
-        parts,
-        [when, segment.topic, ", ".join(segment.entities[:2])],
-        [when, segment.topic, ", ".join(segment.entities[:1])],
-        [when, segment.topic],
-        [when],
-    ]
-    for option in candidates:
-        header = " · ".join(p for p in option if p)
-        if scrubber is not None:
-            header = scrubber.scrub_text(header)
-        if counter.count(header) <= HEADER_TOKENS:
-            return header
+def _result(turns: Sequence[Turn]) -> str:
+    """The segment's outcome in one word, when its last turns state one ("fixed", "decided")."""
+    for t in reversed(turns[-3:]):
+        if t.role == "tool":
+            continue
+        for sentence in reversed(split_sentences(t.text)):
+            if sentence.rstrip().endswith("?"):
+                continue
+            found = _RESULT.findall(sentence)
+            if found:
+                return str(found[-1]).lower()
     return ""
+
+
+def _when(start: datetime | None, before: datetime | None) -> str:
+    """The day a header names: none if the segment before began the same day, no year if the same year.
+
+    Headers are read in order (a diary's dates), so a day is said once; the 12 tokens go to topics.
+    """
+    if start is None:
+        return ""
+    if before is not None and before.date() == start.date():
+        return ""
+    if before is not None and before.year == start.year:
+        return f"{start.day} {start.strftime('%b')}"
+    return day_label(start)
+
+
+def _header(
+    when: str, phrases: Sequence[str], result: str, counter: TokenCounter, scrubber: Scrubber | None
+) -> str:
+    """``8 May 2023 · LGBTQ support group, adoption · decided``: as many key phrases as fit the cap.
+
+    The day (when it changed since the segment before) and the first phrase come first; then the
+    outcome when there is one; then more phrases while they fit.
+    """
+    clean = scrubber.scrub_text if scrubber is not None else (lambda text: text)
+
+    def render(chosen: Sequence[str], outcome: str) -> str:
+        return clean(" · ".join(p for p in (when, ", ".join(chosen), outcome) if p))
+
+    best = render([], "")
+    for outcome in (result, "") if result else ("",):
+        chosen: list[str] = []
+        for phrase in phrases:
+            if counter.count(render([*chosen, phrase], outcome)) <= HEADER_TOKENS:
+                chosen.append(phrase)
+        if chosen:
+            return render(chosen, outcome)
+    return best if counter.count(best) <= HEADER_TOKENS else ""

@@ -1,9 +1,19 @@
 """The offline, deterministic extractive summarizer (the default: no model needed).
 
-It keeps the sentences that carry the most of the text's vocabulary, with a bonus for the things
-seed 003 wants a summary to hold: decisions, changes, open questions, dates and names. Sentences
-keep their original order; the result always fits its cap and ends on a sentence boundary (a
-sentence too long for the cap on its own is cut at a word and closed with "…").
+It picks the sentences that carry facts, not the ones that carry the conversation's mood:
+
+* **never material**: greetings, thanks, acknowledgements ("Wow, that's great!"), tool logs (test
+  runner output, tracebacks, shell prompts, lines that are mostly symbols) and code blocks;
+* **facts score**: numbers and versions, dates and times, names, file paths and URLs, decisions and
+  plans ("we decided", "will", "moved to"), answers to a question just asked;
+* **central words score**: a sentence sharing the excerpt's recurring content words is about what
+  the excerpt is about;
+* **diverse**: each pick lowers the score of sentences repeating its words (maximal marginal
+  relevance), so five sentences say five things.
+
+Sentences keep their order and their speaker ("Caroline: I went to a support group yesterday.");
+the result always fits its cap and ends on a sentence boundary (a sentence too long for the cap on
+its own is cut at a word and closed with "…"). Input lines ``Speaker: text`` give the speakers.
 """
 
 from __future__ import annotations
@@ -11,17 +21,28 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
 from tierwise.summarize.base import check_summary
+from tierwise.summarize.sentences import split_sentences
 from tierwise.tokens import TokenCounter, get_counter
 
-__all__ = ["ExtractiveSummarizer", "content_words", "split_sentences"]
+__all__ = [
+    "FILLER",
+    "STOPWORDS",
+    "ExtractiveSummarizer",
+    "content_words",
+    "is_filler",
+    "is_log_line",
+    "split_sentences",
+]
 
-_SENTENCES = re.compile(r"[^.!?\n。！？]+(?:[.!?。！？]+[\"')\]]*|\n+|$)")
+W_RARE = 4.0  # weight of rarity in the conversation against centrality (2.0) and facts
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]{2,}|\d[\d:/.\-]*\d|\d")
-_STOP = frozenset(STOPWORDS_EN_PLUS) | {
+STOPWORDS = frozenset(STOPWORDS_EN_PLUS) | {
     "i",
     "im",
     "i'm",
@@ -44,76 +65,262 @@ _STOP = frozenset(STOPWORDS_EN_PLUS) | {
     "know",
     "think",
 }
+FILLER = frozenset(
+    [
+        "hey",
+        "hi",
+        "hello",
+        "bye",
+        "goodbye",
+        "thanks",
+        "thank",
+        "thx",
+        "cheers",
+        "welcome",
+        "great",
+        "wow",
+        "awesome",
+        "amazing",
+        "cool",
+        "nice",
+        "glad",
+        "happy",
+        "sure",
+        "sounds",
+        "sound",
+        "good",
+        "lovely",
+        "wonderful",
+        "fantastic",
+        "incredible",
+        "totally",
+        "absolutely",
+        "definitely",
+        "exactly",
+        "agree",
+        "true",
+        "love",
+        "loved",
+        "congrats",
+        "congratulations",
+        "yay",
+        "haha",
+        "lol",
+        "omg",
+        "gosh",
+        "oh",
+        "ah",
+        "hope",
+        "hopefully",
+        "appreciate",
+        "appreciated",
+        "means",
+        "mean",
+        "lot",
+        "much",
+        "kind",
+        "sweet",
+        "proud",
+        "excited",
+        "awesome",
+        "super",
+        "fun",
+        "cute",
+        "beautiful",
+        "gorgeous",
+        "stunning",
+        "inspiring",
+        "inspired",
+        "feel",
+        "feels",
+        "feeling",
+        "keep",
+        "going",
+        "doing",
+        "see",
+        "talk",
+        "chat",
+        "soon",
+        "care",
+        "take",
+        "catch",
+        "later",
+        "day",
+        "time",
+        "yep",
+        "yup",
+        "nope",
+        "hmm",
+        "indeed",
+        "right",
+        "alright",
+        "bet",
+        "hear",
+        "heard",
+        "hearing",
+        "listen",
+        "sounds",
+        "haha",
+        "hehe",
+        "wishing",
+        "best",
+        "luck",
+        "totally",
+        "agreed",
+    ]
+)
+_CAPITALISED = re.compile(r"(?<=[\w,;:!] )[A-Z][a-z]+|^[A-Z][a-z]+(?=[,!.])")
+_SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,30}):\s+(.*)$")
 _CUES = re.compile(
     r"\b(decid\w*|agree\w*|chose|choos\w*|will|won't|plan\w*|need\w*|must|should|deadline|due|"
-    r"moved?|changed?|created?|scheduled?|finish\w*|done|completed?|blocked|next|tomorrow|todo)\b|\?",
+    r"moved?|changed?|created?|scheduled?|finish\w*|completed?|fixed|blocked|released?|shipped|"
+    r"merged|deployed|booked|adopt\w*|started|joined|bought|signed|tomorrow|next)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+_WHEN = re.compile(
+    r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(tember)?|oct(ober)?|"
+    r"nov(ember)?|dec(ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|"
+    r"today|tonight|tomorrow|weekend|week|month|year|ago|last|summer|winter|spring|autumn|fall)\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"(?<=[\w,;:] )[A-Z][\w'-]+")
+_CODE = re.compile(r"[\w-]+(?:/[\w.-]+)+|\b\w+\.(?:py|js|ts|md|json|yaml|yml|toml|sql|go|rs)\b|https?://\S+")
+_OPENER = re.compile(  # "Wow, Caroline! ", "Hey Mel, ", "Yeah, ": interjections that open a sentence
+    r"^(?:(?:wow|hey|hi|hello|oh|ooh|aw+|yeah|yes|yep|well|haha|omg|gosh|thanks|ok|okay|so|btw|"
+    r"by the way)\b[,!.]*\s+(?:[A-Z][a-z]+[,!.]+\s+)?)+",
     re.IGNORECASE,
 )
 _MARKUP = re.compile(r"\*\*|__|`")
 _BULLET = re.compile(r"^\s*(?:[-*•>#]+|\d+[.)])\s+")
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences and lines of ``text``, stripped, in order."""
-    return [s.strip() for s in _SENTENCES.findall(text) if s.strip()]
+_LOG = re.compile(
+    r"^\s*(?:\$ |>>> |\.\.\. |Traceback|File \"|FAILED|PASSED|ERROR\b|WARNING\b|INFO\b|DEBUG\b|"
+    r"={3,}|-{3,}|\+{3,}|@@|\d{4}-\d\d-\d\dT\d\d|\[\d+/\d+\]|collected \d+|\d+ (?:passed|failed))"
+    r"|\b\d+ passed\b|\bpassed in \d|\bexit code \d",
+)
 
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words of ``text`` without stopwords (numbers and dates kept)."""
-    return [w for w in map(str.lower, _WORD.findall(text)) if w not in _STOP]
+    return [w for w in map(str.lower, _WORD.findall(text)) if w not in STOPWORDS]
+
+
+def is_filler(sentence: str) -> bool:
+    """A greeting, thanks or acknowledgement: at most one content word that is not small talk.
+
+    Example:
+        >>> is_filler("Wow, that's so great to hear, thanks!"), is_filler("Thanks, the fix is in v0.4.1.")
+        (True, False)
+    """
+    names = {w.lower() for w in _CAPITALISED.findall(sentence)}
+    words = content_words(sentence)
+    substantive = sum(w not in FILLER and w not in names for w in words)
+    return substantive <= (0 if len(words) <= 3 else 1)
+
+
+def is_log_line(sentence: str) -> bool:
+    """Tool or terminal output: runner summaries, tracebacks, prompts, or mostly symbols."""
+    if _LOG.search(sentence):
+        return True
+    text = sentence.strip()
+    symbols = sum(not (c.isalnum() or c.isspace()) for c in text)
+    return len(text) >= 12 and symbols / len(text) > 0.3
+
+
+@dataclass
+class _Sentence:
+    index: int
+    speaker: str
+    text: str
+    words: frozenset[str]
+    facts: float
+    answer: bool = False
 
 
 class ExtractiveSummarizer:
-    """Picks the most central sentences, in order, within a token cap. Deterministic.
+    """Picks fact-bearing, central, diverse sentences, in order, within a token cap. Deterministic.
 
     Example:
         >>> s = ExtractiveSummarizer()
-        >>> s.summarize("We met. We decided to ship the webhook system on Friday. Lunch was fine.",
-        ...             max_tokens=12)
-        'We decided to ship the webhook system on Friday.'
+        >>> s.summarize("Maya: Hi! We decided to ship the webhook system on Friday. Thanks!", max_tokens=20)
+        'Maya: We decided to ship the webhook system on Friday.'
     """
 
     name = "extractive"
 
-    def __init__(self, counter: TokenCounter | None = None) -> None:
+    def __init__(
+        self, counter: TokenCounter | None = None, *, rarity: Callable[[str], float] | None = None
+    ) -> None:
         self.counter = counter or get_counter()
+        self.rarity = rarity  # word -> how rare it is in the whole conversation (idf), if known
 
     def summarize(self, text: str, *, max_tokens: int, focus: str | None = None) -> str:
         """Summarise ``text`` within ``max_tokens`` (``focus`` words count double)."""
-        sentences = split_sentences(text)
-        if not sentences or max_tokens < 1:
+        if max_tokens < 1:
             return ""
-        vocabularies = [set(content_words(sentence)) for sentence in sentences]
-        freq = Counter(w for words in vocabularies for w in words)
+        sentences = _sentences(text)
+        if not sentences:
+            return ""
+        freq = Counter(w for s in sentences for w in s.words)
         focus_words = set(content_words(focus or ""))
-        scored = []
-        for i, (sentence, words) in enumerate(zip(sentences, vocabularies, strict=True)):
-            if not words:
-                continue
-            centrality = sum(freq[w] + (freq[w] if w in focus_words else 0) for w in words)
-            score = centrality / math.sqrt(len(words) + 2)
-            score += 1.5 * len(_CUES.findall(sentence)) + 0.5 * len(_NAME.findall(sentence))
-            score += 1.0 if i == 0 else 0.0
-            scored.append((-score, i, sentence))
-        if not scored:
-            return ""
-        scored.sort()
-        chosen: list[tuple[int, str]] = []
-        used = 0
-        for _, i, sentence in scored:
-            line = _close(sentence)
-            cost = self.counter.count(line) + (1 if chosen else 0)
-            if used + cost <= max_tokens:
-                chosen.append((i, line))
-                used += cost
+        central = {
+            s.index: sum(math.log1p(freq[w] - 1) * (2 if w in focus_words else 1) for w in s.words)
+            / math.sqrt(len(s.words) + 2)
+            for s in sentences
+        }
+        top = max(central.values()) or 1.0
+        rare = {s.index: self._informative(s.words) for s in sentences}
+        most = max(rare.values()) or 1.0
+        base = {}
+        for s in sentences:
+            value = 0.2 + 2.0 * central[s.index] / top + W_RARE * rare[s.index] / most + s.facts
+            value += 0.75 if s.answer else 0.0
+            # A question says what was asked, not what is known: its answer is the better pick.
+            base[s.index] = max(0.05, value * (0.3 if s.text.endswith("?") else 1.0))
+        chosen = self._choose(sentences, base, max_tokens)
         if not chosen:  # the best sentence alone is too long: cut it at a word
-            chosen = [(scored[0][1], self._cut(scored[0][2], max_tokens))]
-        chosen.sort()
-        summary = " ".join(line for _, line in chosen)
-        return check_summary(summary, max_tokens, self.counter) if summary else ""
+            best = max(sentences, key=lambda s: (base[s.index], -s.index))
+            cut = self._cut(_label(best, None) + best.text, max_tokens)
+            return check_summary(cut, max_tokens, self.counter) if cut else ""
+        summary = _render(sorted(chosen, key=lambda s: s.index))
+        while self.counter.count(summary) > max_tokens and len(chosen) > 1:  # labels merged differently
+            chosen.remove(min(chosen, key=lambda s: (base[s.index], -s.index)))
+            summary = _render(sorted(chosen, key=lambda s: s.index))
+        return check_summary(summary, max_tokens, self.counter)
+
+    def _informative(self, words: frozenset[str]) -> float:
+        """How much of what the sentence says is rare in the conversation (0 without a rarity)."""
+        if self.rarity is None or not words:
+            return 0.0
+        return sum(min(3.0, self.rarity(w)) for w in words) / math.sqrt(len(words) + 2)
+
+    def _choose(self, sentences: list[_Sentence], base: dict[int, float], max_tokens: int) -> list[_Sentence]:
+        """Greedy maximal marginal relevance: best value per token, less for repeated words."""
+        chosen: list[_Sentence] = []
+        seen: set[str] = set()
+        used = 0
+        left = list(sentences)
+        costs = {s.index: self.counter.count(_close(s.text)) + 1 for s in sentences}
+        while left:
+            best: tuple[float, int] | None = None
+            for s in left:
+                repeated = len(s.words & seen) / len(s.words)
+                value = base[s.index] * (1.0 - 0.7 * repeated) / math.sqrt(costs[s.index])
+                if best is None or value > best[0]:
+                    best = (value, s.index)
+            assert best is not None
+            pick = next(s for s in left if s.index == best[1])
+            left.remove(pick)
+            if used + costs[pick.index] > max_tokens:
+                continue
+            chosen.append(pick)
+            seen |= pick.words
+            used += costs[pick.index]
+        return chosen
 
     def _cut(self, sentence: str, max_tokens: int) -> str:
+        if self.counter.count(_close(sentence)) <= max_tokens:
+            return _close(sentence)
         words = sentence.split()
         while words:
             candidate = " ".join(words).rstrip(",;:-") + "…"
@@ -123,6 +330,62 @@ class ExtractiveSummarizer:
         return ""
 
 
+def _sentences(text: str) -> list[_Sentence]:
+    """The candidate sentences of ``text`` (filler and logs left out), with speakers and fact scores."""
+    out: list[_Sentence] = []
+    speaker = ""
+    asked_by: str | None = None  # the speaker of the latest question, until someone else answers
+    index = 0
+    for line in text.splitlines():
+        match = _SPEAKER.match(line)
+        if match and not _CODE.fullmatch(match.group(1)):
+            speaker, body = match.group(1), match.group(2)
+        else:
+            body = line
+        answering = asked_by is not None and asked_by != speaker
+        for raw in split_sentences(body):
+            sentence = _OPENER.sub("", _BULLET.sub("", _MARKUP.sub("", raw)).strip())
+            sentence = sentence[:1].upper() + sentence[1:]
+            if not sentence or is_log_line(raw) or is_filler(sentence):
+                if raw.rstrip().endswith("?"):
+                    asked_by = speaker
+                continue
+            words = frozenset(content_words(sentence))
+            if raw.rstrip().endswith("?"):
+                asked_by, answering = speaker, False
+            if words:
+                out.append(_Sentence(index, speaker, sentence, words, _facts(sentence), answering))
+                index += 1
+        if answering:
+            asked_by = None
+    return out
+
+
+def _facts(sentence: str) -> float:
+    """What the sentence carries besides words: numbers, dates, names, code, decisions."""
+    score = 0.6 * min(2, len(_NUMBER.findall(sentence)))
+    score += 0.6 * min(2, len(_WHEN.findall(sentence)))
+    score += 0.5 * min(3, len(_NAME.findall(sentence)))
+    score += 0.8 * min(2, len(_CODE.findall(sentence)))
+    score += 0.8 * min(2, len(_CUES.findall(sentence)))
+    return score
+
+
+def _label(s: _Sentence, previous: _Sentence | None) -> str:
+    if not s.speaker or (previous is not None and previous.speaker == s.speaker):
+        return ""
+    return f"{s.speaker}: "
+
+
+def _render(chosen: list[_Sentence]) -> str:
+    parts = []
+    previous = None
+    for s in chosen:
+        parts.append(_label(s, previous) + _close(s.text))
+        previous = s
+    return " ".join(parts)
+
+
 def _close(sentence: str) -> str:
-    sentence = _BULLET.sub("", _MARKUP.sub("", sentence)).strip() or sentence.strip()
+    sentence = sentence.strip()
     return sentence if sentence[-1:] in ".!?。！？…\"')]" else sentence + "."
