@@ -116,3 +116,15 @@ def test_odd_messages_take_the_slow_path() -> None:
         {"role": "user", "content": "x", "name": "maya"},
     ]
     assert COUNTER.message_costs(msgs) == [COUNTER.count_message(m) for m in msgs]
+
+
+def test_duplicate_call_ids_answered_in_order_are_orphans_not_a_group() -> None:
+    call = {"id": "d", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    msgs = [
+        {"role": "user", "content": ""},
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": None, "tool_calls": [call, dict(call)]},
+        {"role": "tool", "tool_call_id": "d", "content": ""},
+        {"role": "tool", "tool_call_id": "d", "content": ""},
+    ]
+    assert group_messages(msgs) == reference(msgs) == ([(0, 1), (1, 2)], [2, 3, 4])

@@ -40,6 +40,16 @@ CacheHints = Annotated[
         show_default=False,
     ),
 ]
+SummaryModel = Annotated[
+    str | None,
+    typer.Option(
+        "--summary-model",
+        metavar="NAME",
+        help="The model that writes segment summaries (a small, cheap one is usually right); "
+        "'extractive' for none. Default: TIERWISE_SUMMARY_MODEL, else the chat model.",
+        show_default=False,
+    ),
+]
 app = typer.Typer(
     name="tierwise",
     help="tierwise: decides, for every LLM call, what goes into the prompt.",
@@ -182,14 +192,25 @@ def replay_command(
             '"tools", "tokens"}.'
         ),
     ] = None,
+    summary_model: Annotated[
+        str | None,
+        typer.Option(
+            "--summary-model",
+            metavar="NAME",
+            help="Segment summaries by this model, at TIERWISE_BASE_URL (default: TIERWISE_SUMMARY_MODEL, "
+            "else extractive summaries: no model is called).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Feed a conversation turn by turn; report each pack against the full history."""
-    from tierwise.replay import parse_transcript, replay, show_replay
+    from tierwise.replay import parse_transcript, replay, replay_summarizer, show_replay
 
     try:
         _check_encoding(encoding)
         plan = Budget(window=budget, reserve=reserve)
         messages, times, tools = parse_transcript(_read_json(transcript))
+        summarizer = replay_summarizer(summary_model, TokenCounter(encoding))
         sink = _store_sink(transcript.stem) if store else None
         quiet = nullcontext(lambda done: None)
         with _dump_file(dump) as write, quiet if as_json else _progress(len(messages)) as tick:
@@ -202,6 +223,7 @@ def replay_command(
                 store=sink,
                 progress=tick,
                 on_pack=write,
+                summarizer=summarizer,
             )
     except UserError as exc:
         raise _fail(str(exc)) from None
@@ -292,13 +314,14 @@ def chat_command(
         typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
     ] = None,
     cache_hints: CacheHints = None,
+    summary_model: SummaryModel = None,
 ) -> None:
     """Chat with the configured model: answers stream as markdown, tools show as they run."""
     import asyncio
 
     from tierwise.chat import terminal
 
-    store, user, provider, engine, loaded = _assistant(db, model, budget, session, cache_hints)
+    store, user, provider, engine, loaded = _assistant(db, model, budget, session, cache_hints, summary_model)
     console = Console()
     if loaded:
         console.print(f"[dim]{loaded}[/]")
@@ -330,11 +353,13 @@ def _assistant(
     budget: int,
     session: str | None = None,
     cache_hints: bool | None = None,
+    summary_model: str | None = None,
 ) -> tuple[Store, str, Provider, ChatEngine, str | None]:
     """The store, local user, model and engine of the reference assistant (chat and serve).
 
     A new local user gets the sample workspace; the returned line says so. Exits 2 on bad settings.
-    ``cache_hints`` (``--cache-hints``) overrides ``TIERWISE_CACHE_HINTS`` for a configured model.
+    ``cache_hints`` (``--cache-hints``) overrides ``TIERWISE_CACHE_HINTS`` for a configured model;
+    ``summary_model`` (``--summary-model``) overrides ``TIERWISE_SUMMARY_MODEL``.
     """
     from tierwise.chat import terminal
     from tierwise.providers import OpenAICompatProvider
@@ -348,7 +373,7 @@ def _assistant(
         provider = terminal.make_provider(model)
         if cache_hints is not None and isinstance(provider, OpenAICompatProvider):
             provider.cache_hints = cache_hints
-        engine = terminal.make_engine(store, provider, window=budget)
+        engine = terminal.make_engine(store, provider, window=budget, summary_model=summary_model)
         loaded = ensure_sample(store, user) if session is None else None
     except UserError as exc:
         store.close()
@@ -376,6 +401,7 @@ def serve_command(
         typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
     ] = None,
     cache_hints: CacheHints = None,
+    summary_model: SummaryModel = None,
 ) -> None:
     """Run the web chat and the HTTP API; on loopback without --require-key, for the local user."""
     import ipaddress
@@ -400,7 +426,9 @@ def serve_command(
         rate_limit = rate_limit_from_env()
     except UserError as exc:
         raise _fail(str(exc)) from None
-    store, _, _, engine, loaded = _assistant(db, model, budget, cache_hints=cache_hints)
+    store, _, _, engine, loaded = _assistant(
+        db, model, budget, cache_hints=cache_hints, summary_model=summary_model
+    )
     if loaded:
         typer.echo(loaded)
     typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")

@@ -20,9 +20,10 @@ from tierwise.memory.blobs import InMemoryBlobStore
 from tierwise.memory.engine import Memory
 from tierwise.packing.prefix import shared_prefix
 from tierwise.packing.report import Pack
+from tierwise.summarize.base import Summarizer
 from tierwise.tokens import REPLY_PRIMING, TokenCounter
 
-__all__ = ["ReplayReport", "ReplayRow", "replay"]
+__all__ = ["ReplayReport", "ReplayRow", "replay", "replay_summarizer"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class ReplayReport:
     stored: int | None = None
     rows: list[ReplayRow] = field(default_factory=list)
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    summaries: dict[str, Any] | None = None  # a summary model's counts: calls, fallbacks, rejections
 
     @property
     def lost(self) -> int:
@@ -77,6 +79,7 @@ class ReplayReport:
             "all_within_budget": self.all_within_budget,
             "max_pack_tokens": max((r.pack_tokens for r in self.rows), default=0),
             "compactions": self.compactions,
+            "summaries": self.summaries,
             "rows": [asdict(r) for r in self.rows],
         }
 
@@ -128,6 +131,7 @@ def replay(
     store: Any | None = None,
     progress: Callable[[int], None] | None = None,
     on_pack: Callable[[int, Pack], None] | None = None,
+    summarizer: Summarizer | None = None,
 ) -> ReplayReport:
     """Feed ``messages`` one by one; pack before every user message (after the first system ones).
 
@@ -141,12 +145,14 @@ def replay(
             packed (the chat store), so the replay can check nothing was lost there either.
         progress: called with the number of messages processed so far.
         on_pack: called with each user message's index and the pack built before it.
+        summarizer: writes the segment summaries (default: extractive); a model summarizer's counts
+            go in the report's ``summaries``.
     """
     start = 0
     while start < len(messages) and messages[start].get("role") in ("system", "developer"):
         start += 1
     system = "\n\n".join(str(m.get("content") or "") for m in messages[:start]) or None
-    memory = Memory(counter=counter, blobs=InMemoryBlobStore())
+    memory = Memory(counter=counter, blobs=InMemoryBlobStore(), summarizer=summarizer)
     report = ReplayReport(budget=budget.available)
     full = (
         REPLY_PRIMING + counter.count_tools(tools) + sum(counter.count_message(m) for m in messages[:start])
@@ -199,7 +205,48 @@ def replay(
     report.remembered = covered
     if store is not None:
         report.stored = store[1]()
+    rejections = getattr(summarizer, "rejections", None)
+    if rejections is not None:
+        report.summaries = {
+            "model": getattr(summarizer, "model", None),
+            "calls": getattr(summarizer, "calls", 0),
+            "fallbacks": getattr(summarizer, "fallbacks", 0),
+            "rejections": list(rejections),
+        }
     return report
+
+
+def replay_summarizer(model: str | None, counter: TokenCounter) -> Summarizer | None:
+    """The summarizer of ``tierwise replay``: a model's if ``--summary-model`` or the settings name one.
+
+    A replay has no chat model, so without ``model`` and ``TIERWISE_SUMMARY_MODEL`` (or with
+    ``extractive``) summaries are extractive and no model is called. The model is reached at
+    ``TIERWISE_BASE_URL``; a replay has no request path, so it is asked as segments close.
+
+    Raises:
+        InputError: a model is named but ``TIERWISE_BASE_URL`` is not set, or a setting is bad.
+    """
+    from tierwise.chat.summaries import OFF, check_summary_model
+    from tierwise.providers import OpenAICompatProvider, ProviderSettings, SyncCompletion
+    from tierwise.summarize.llm import LLMSummarizer
+
+    settings = ProviderSettings.load()
+    name = check_summary_model(model) or settings.summary_model
+    if name is None or name.lower() in OFF:
+        return None
+    if settings.base_url is None:
+        raise InputError(
+            f"summary model {name!r} needs a model server: set TIERWISE_BASE_URL (and TIERWISE_API_KEY "
+            "if it needs one), or leave out --summary-model for extractive summaries"
+        )
+    provider = OpenAICompatProvider(settings, model=name)
+    return LLMSummarizer(
+        SyncCompletion(provider),
+        model=name,
+        max_tokens=settings.summary_max_tokens,
+        input_tokens=settings.summary_input_tokens,
+        counter=counter,
+    )
 
 
 def show_replay(report: ReplayReport, console: Any) -> None:
@@ -253,3 +300,9 @@ def show_replay(report: ReplayReport, console: Any) -> None:
         f"lost messages: {report.lost}"
         + (f" · stored: {report.stored:,}" if report.stored is not None else "")
     )
+    if report.summaries is not None:
+        made = report.summaries
+        console.print(
+            f"summaries by {made['model']}: {made['calls']:,} requests · {made['fallbacks']:,} rejected "
+            "(extractive used)" + (f" · last reason: {made['rejections'][-1]}" if made["rejections"] else "")
+        )

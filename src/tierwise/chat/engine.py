@@ -197,6 +197,7 @@ class ChatEngine:
         self.tool_strategies = tuple(tool_strategies)
         self.memories = ChatMemories(store, self.memory_factory, _MAX_CACHED_CHATS)
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._upkeep: set[tuple[str, str]] = set()  # chats whose lock only upkeep after done holds
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -209,9 +210,9 @@ class ChatEngine:
         return self.memories.load(user_id, chat_id)[0]
 
     def is_running(self, user_id: str, chat_id: str) -> bool:
-        """Whether a turn is in flight in this chat."""
+        """Whether a turn is in flight in this chat (its upkeep after ``done`` does not count)."""
         lock = self._locks.get((user_id, chat_id))
-        return lock is not None and lock.locked()
+        return lock is not None and lock.locked() and (user_id, chat_id) not in self._upkeep
 
     async def turn(
         self,
@@ -238,7 +239,7 @@ class ChatEngine:
             raise InputError("the message is empty; send some text")
         key = (user_id, chat_id)
         lock = self._locks.setdefault(key, asyncio.Lock())
-        if lock.locked():
+        if lock.locked() and key not in self._upkeep:  # a turn runs (its upkeep after done: wait)
             yield ErrorEvent(
                 "a turn is already running in this chat; stop it or wait for it to finish", kind="busy"
             )
@@ -333,11 +334,13 @@ class ChatEngine:
             log.exception("could not finish the turn in chat %s", t.chat_id)
             t.emit(DoneEvent(t.chat_id, "error", t.answer, t.steps, list(t.seqs), t.title))
         t.finished_at = time.perf_counter()
+        self._upkeep.add((t.user_id, t.chat_id))
         try:  # after done, still holding the chat, in a worker thread: records and maintenance
             await asyncio.to_thread(self._after, t)
         except Exception:
             log.exception("recording the turn in chat %s failed", t.chat_id)
         finally:
+            self._upkeep.discard((t.user_id, t.chat_id))
             t.queue.put_nowait(_SENTINEL)
 
     async def _steps(self, t: TurnState) -> None:

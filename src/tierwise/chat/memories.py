@@ -10,13 +10,15 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import partial
 
 from tierwise.memory.blobs import BlobStore
 from tierwise.memory.engine import Memory, MemoryPolicy
 from tierwise.memory.persist import ChatMemory, StoreBlobs
 from tierwise.store import Chat, Store
+from tierwise.summarize.base import Summarizer
 
-__all__ = ["ChatMemories", "default_memory"]
+__all__ = ["ChatMemories", "default_memory", "summarizing_memory"]
 
 
 class ChatMemories:
@@ -82,6 +84,20 @@ class ChatMemories:
                 self._held.popitem(last=False)
 
 
-def default_memory(blobs: BlobStore) -> Memory:
-    """A chat's memory: tool results to the store's blobs, segment summaries made after each answer."""
-    return Memory(blobs=blobs, policy=MemoryPolicy(defer_summaries=True))
+def default_memory(blobs: BlobStore, summarizer: Summarizer | None = None) -> Memory:
+    """A chat's memory: tool results to the store's blobs, segment summaries made after each answer.
+
+    ``summarizer``: who writes the summaries (default: the extractive summarizer;
+    :func:`tierwise.chat.summaries.model_summarizer` for a model).
+    """
+    return Memory(blobs=blobs, policy=MemoryPolicy(defer_summaries=True), summarizer=summarizer)
+
+
+def summarizing_memory(summarizer: Summarizer | None) -> Callable[[BlobStore], Memory]:
+    """A memory factory like :func:`default_memory` whose memories summarise with ``summarizer``.
+
+    One summarizer serves every chat (it is thread-safe): its counts are the process's.
+    """
+    if summarizer is None:
+        return default_memory
+    return partial(default_memory, summarizer=summarizer)

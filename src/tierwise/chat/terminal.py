@@ -89,20 +89,33 @@ def make_provider(model: str | None = None) -> Provider:
 
 
 def make_engine(
-    store: Store, provider: Provider, *, window: int = 16_000, reserve: int = 1_000
+    store: Store,
+    provider: Provider,
+    *,
+    window: int = 16_000,
+    reserve: int = 1_000,
+    summary_model: str | None = None,
 ) -> ChatEngine:
     """The reference assistant's engine: workspace tools and context, spending limits from the environment.
 
-    Titles are asked of ``provider`` too (falling back to a title made from the first message).
+    Titles are asked of ``provider`` too (falling back to a title made from the first message), and
+    so are segment summaries, after each answer: by ``summary_model`` (``--summary-model``), else
+    ``TIERWISE_SUMMARY_MODEL``, else the chat model (:mod:`tierwise.chat.summaries`); the offline
+    assistant's are extractive.
 
     Raises:
-        InputError: ``window``/``reserve`` make no budget, or a ``TIERWISE_*_LIMIT`` is not a number.
+        InputError: ``window``/``reserve`` make no budget, a ``TIERWISE_*_LIMIT`` is not a number, or a
+            ``TIERWISE_SUMMARY_*`` setting is bad.
     """
+    from tierwise.chat.memories import summarizing_memory
+    from tierwise.chat.summaries import model_summarizer
     from tierwise.workspace.app import assistant_engine
 
     guard = CostGuard(Limits.from_env(), StoreLedger(store))
     budget = Budget(window=window, reserve=reserve)
-    return assistant_engine(store, provider, budget=budget, guard=guard)
+    summarizer = model_summarizer(provider, model=summary_model)
+    factory = summarizing_memory(summarizer)
+    return assistant_engine(store, provider, budget=budget, guard=guard, memory_factory=factory)
 
 
 def local_user(store: Store) -> str:

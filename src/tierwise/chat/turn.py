@@ -21,6 +21,7 @@ from tierwise.packing.report import Pack, PackReport
 from tierwise.providers.base import ModelResponse, ToolCall, Usage
 from tierwise.providers.pricing import Price, cache_savings, cost
 from tierwise.store import Store
+from tierwise.summarize.llm import off_request_path
 from tierwise.tools.results import ToolResult
 
 __all__ = ["TurnResult", "TurnState", "account", "last_step_note", "store_records", "usage_of"]
@@ -161,7 +162,8 @@ def store_records(store: Store, t: TurnState, trace_path: Path | None) -> None:
     summaries are written in one commit. Nothing here changes what the model or the user saw; a
     crash before it loses only these records (summaries are made again on the next load).
     """
-    t.chat.memory.maintain()  # summaries of segments closed in the turn, index rebuilds
+    with off_request_path():  # a summary model may be asked here: the answer is out
+        t.chat.memory.maintain()  # summaries of segments closed in the turn, index rebuilds
     with store.batch():  # one commit for every record of the turn (and those summaries)
         for pack, compaction in t.records:
             t.chat.record(pack, compaction)

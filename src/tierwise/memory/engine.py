@@ -2,10 +2,8 @@
 
 Per pack (seed 003's policy, configurable in :class:`MemoryPolicy`):
 
-* **narrative** (layer 0, guaranteed): the story so far;
-* **headers** (guaranteed): one line per segment, the oldest collapsed into one line when they do
-  not fit their share;
-* **summaries**: the most recent segments that have left working memory;
+* **narrative** (layer 0, guaranteed), **headers** (guaranteed; one line per segment, the oldest
+  collapsed into a range), **summaries** (the newest segments out of working memory);
 * **history**: working memory, the newest turns in full as chat messages (tool calls with results);
 * **retrieved**: older turns relevant to the current input (BM25, neighbours, entities, recency:
   :mod:`tierwise.memory.retrieval`), verbatim, in order;
@@ -36,11 +34,12 @@ from tierwise.memory.frame import layers_cost as _cost
 from tierwise.memory.frame import updated as _updated
 from tierwise.memory.gate import PastGate
 from tierwise.memory.keyphrases import Vocabulary
-from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label, merge_prose
+from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
-from tierwise.memory.segments import Segment, Segmenter, SegmentPolicy, full_text, make_trio
+from tierwise.memory.segments import Segment, Segmenter, SegmentPolicy, full_text, make_trio, spoken
 from tierwise.memory.turns import Turn, excerpt, turn_from_message
+from tierwise.memory.upkeep import ModelUpkeep
 from tierwise.packing.groups import MessageGroups
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.packer import tail_opening
@@ -125,6 +124,7 @@ class Memory:
         self._groups_given: MessageGroups | None = None
         self._given: dict[int, tuple[Mapping[str, Any], int]] = {}  # compressed turn → as given, tokens
         self._unsettled: list[Segment] = []  # closed, summary deferred (policy.defer_summaries)
+        self.upkeep = ModelUpkeep()  # what waits for a summary model (memory/upkeep.py)
         self._unnarrated: list[Segment] = []  # summarised by maintain_step, narrative next step
         self._headed: dict[str, int] = {}  # segment id → its last turn when its header was made
         self._segment_firsts: list[int] = []  # each segment's first turn (Memory._excerpt_label)
@@ -268,31 +268,31 @@ class Memory:
         return (len(self.turns) if end is None else end) - done >= max(16, done // 8)
 
     def maintain(self) -> None:
-        """Housekeeping that can wait until an answer is delivered: bring the search index up to date.
+        """Upkeep that can wait until an answer is delivered (the chat engine calls it after ``done``).
 
-        The chat engine calls it after a turn's ``done`` event, so index rebuilds (which grow with
-        the conversation) fall between turns instead of inside them; with
-        ``MemoryPolicy.defer_summaries`` it also summarises segments that closed during the turn
-        (a closed segment is still in the recent turns sent whole, so its summary can wait).
+        Index rebuilds; with ``MemoryPolicy.defer_summaries``, summaries of segments that closed in
+        the turn; a summary model's work that waited for it (:mod:`tierwise.memory.upkeep`).
         """
         while self.maintain_step():
             pass
 
     def maintain_step(self) -> bool:
-        """One piece of :meth:`maintain`; whether more is left.
+        """One piece of :meth:`maintain` (a trio, a narrative update, a model's work, the index).
 
-        The pieces: a closed segment's trio, then the narrative's update from it (each the size of
-        one segment), then the index. For a caller that lets other work run between the pieces;
-        they run in the same order as :meth:`maintain`'s, so the result is the same.
+        Whether more is left. The pieces run in :meth:`maintain`'s order, so the result is the same.
         """
         if self._unnarrated:
             self._narrate(self._unnarrated.pop(0))
-            return bool(self._unsettled) or self._index_due()
+            return True
         if self._unsettled:
             segment = self._unsettled.pop(0)
             self._summarize(segment)
             self._unnarrated.append(segment)
             return True
+        if self.upkeep.redo(self, self._summarize):  # a model summary wanted on a request's path
+            return True
+        if self.upkeep.unmerged and self.upkeep.may_ask(self.summarizer):
+            self.upkeep.merge(self)
         self.index(force=False)
         return False
 
@@ -319,8 +319,10 @@ class Memory:
 
     def _summarize(self, segment: Segment) -> None:
         if not segment.summary:  # recall may have made it already
+            before = getattr(self.summarizer, "deferred", 0)
             turns = self.turns[segment.first : segment.last + 1]
             make_trio(segment, turns, self.counter, self.summarizer, self.scrubber, **self._context(segment))
+            self.upkeep.summarized(segment, self.summarizer, before)  # made on a request's path?
 
     def _context(self, segment: Segment) -> dict[str, Any]:
         """What a segment's trio is made against: the conversation's words and the segment before."""
@@ -333,17 +335,16 @@ class Memory:
             summary=segment.summary,
             header=segment.header,
             entities=segment.entities,
-            texts=[(t.role, t.text) for t in turns],
+            texts=[(t.role, spoken(t.text)) for t in turns],
             counter=self.counter,
             scrubber=self.scrubber,
             at=segment.ended_at,
             topic=segment.topic,
-            when=day_label(segment.started_at),
+            when=day_label(segment.started_at) or segment.id,
             speakers=[t.speaker for t in turns if t.speaker],
         )
-        merge = getattr(self.summarizer, "merge_narrative", None)
-        if merge is not None:  # a summary model: its narrative, merged with what is new
-            self.narrative = merge_prose(self.narrative, segment, merge, self.counter, self.scrubber)
+        if self.upkeep.narrated(segment, self.summarizer):  # a summary model: merged into its prose
+            self.upkeep.merge(self)
 
     # -- reading ---------------------------------------------------------------------------------
 

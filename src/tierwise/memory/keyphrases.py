@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from tierwise.summarize.extractive import FILLER, STOPWORDS
+from tierwise.summarize.extractive import FILLER, STOPWORDS, english_rarity
 from tierwise.tokens import TokenCounter
 
 __all__ = ["Vocabulary", "key_phrases"]
@@ -129,6 +129,24 @@ _WEAK = FILLER | frozenset(
         "everyone",
         "anyone",
         "others",
+        "would",
+        "could",
+        "should",
+        "might",
+        "must",
+        "shall",
+        "never",
+        "always",
+        "often",
+        "maybe",
+        "perhaps",
+        "quite",
+        "rather",
+        "instead",
+        "though",
+        "although",
+        "else",
+        "elsewhere",
     ]
 )
 
@@ -166,6 +184,8 @@ class Vocabulary:
         return math.log((1 + self.documents) / (0.5 + self.df(word)))
 
 
+SAID = 0.75  # how much less a phrase counts when the sentences it is in are covered already
+_VERSION = re.compile(r"v\d+(?:\.\d+)+|\d+\.\d+\.\d+")
 _DETERMINERS = frozenset(
     [
         "a",
@@ -194,21 +214,11 @@ _DETERMINERS = frozenset(
 )
 
 
-def _rarity(word: str, counter: TokenCounter | None) -> float:
-    """0.6 for the commonest English words, 1.0 for rare ones (by the tokenizer's merge rank)."""
-    if counter is None:
-        return 1.0
-    ids = counter.encode(" " + word)
-    if len(ids) > 1:
-        return 1.0
-    return min(1.0, max(0.6, math.log(ids[0] + 1) / math.log(60_000)))
-
-
 def _usable(key: str) -> bool:
     if not key:
         return False
-    if any(c.isdigit() for c in key):
-        return len(key) >= 3 and any(c in "./" for c in key)
+    if any(c.isdigit() for c in key):  # versions (v0.4.0, 0.4.0) and paths, not bare numbers
+        return bool(_VERSION.fullmatch(key)) or ("/" in key and any(c.isalpha() for c in key))
     if "/" in key or "." in key:
         return len(key) >= 4
     return len(key) >= 3 and key[0].isalpha() and key not in STOPWORDS and key not in _WEAK
@@ -254,19 +264,23 @@ def key_phrases(
                 token = token.lower()  # sentence-initial capital: not a name
             key = token.lower()
             if _usable(key) and key not in banned:
-                if after_determiner or (not run and n and token[:1].isupper()):
+                if not run and n and token[:1].isupper():
                     nominal.add(key)
                 run.append(token)
                 tf[key] += 1
                 continue
-            after_determiner = key in _DETERMINERS
             if run:
+                if after_determiner:  # the head of "a helpful group" is "group": a noun
+                    nominal.add(run[-1].lower())
                 runs.append((number, run))
                 run = []
+            after_determiner = key in _DETERMINERS
         if run:
+            if after_determiner:
+                nominal.add(run[-1].lower())
             runs.append((number, run))
     weight = {
-        w: math.log1p(n) * vocabulary.idf(w) * _rarity(w, counter) * (1.0 if w in nominal else 0.6)
+        w: math.log1p(n) * vocabulary.idf(w) * english_rarity(w, counter) * (1.0 if w in nominal else 0.6)
         for w, n in tf.items()
     }
     candidates: dict[str, list[float]] = {}  # lower-case phrase -> [score, count, first position]
@@ -293,6 +307,8 @@ def key_phrases(
             continue  # a multi-word phrase must recur, or be a name, to be a phrase
         if size == 1 and not proper and len(key) >= 5 and key.endswith(("ed", "ing", "ly")):
             score *= 0.4  # most likely a verb or an adverb: a weak topic on its own
+        if size == 1 and not proper and count < 2 and key not in nominal:
+            score *= 0.5  # said once, never as a noun: a passing word, not a topic
         scored.append((-(score * (1 + 0.25 * (count - 1)) / (1 + 0.35 * (size - 1))), first, key))
     scored.sort()
     chosen: list[str] = []
@@ -305,7 +321,7 @@ def key_phrases(
                 break
             if -neg <= 0 or set(key.split()) & used:
                 continue
-            value = -neg * (0.5 if where[key] <= covered else 1.0)  # says what is said already
+            value = -neg * (1.0 - SAID * len(where[key] & covered) / len(where[key]))  # said already
             if best is None or value > best[0]:
                 best = (value, first, key)
         if best is None:

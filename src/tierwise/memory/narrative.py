@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -31,7 +31,7 @@ from tierwise.summarize.extractive import content_words, is_filler
 from tierwise.summarize.sentences import split_sentences
 from tierwise.tokens import TokenCounter
 
-__all__ = ["NARRATIVE_TOKENS", "Narrative", "day_label", "merge_prose"]
+__all__ = ["NARRATIVE_TOKENS", "Narrative", "day_label"]
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +190,7 @@ class Narrative:
         """
         clean = scrubber.scrub_text if scrubber is not None else (lambda s: s)
         facts = [s for s in split_sentences(_unlabelled(summary)) if not s.rstrip().endswith("?")]
+        facts = [s for s in facts if len(s.split()) >= 5 and not s.rstrip().endswith(":")]
         achieved = [clean(s) for s in facts if _ACHIEVED.search(s) and len(s) < 200][-2:]
         upcoming = [clean(s) for s in facts if _NEXT.search(s) and len(s) < 200][-2:]
         last = next((t for role, t in reversed(texts) if role != "tool" and t.strip()), "")
@@ -325,37 +326,10 @@ def _compress(story: tuple[str, ...]) -> tuple[str, ...] | None:
         start = a.split(" – ")[0] if a != "then" else ""
         end = b.split(" – ")[-1] if b != "then" else a.split(" – ")[-1]
         label = f"{start} – {end}" if start and end and start != end else start or end
-        return (_entry(label, [*pa[:1], *pb[:1]]), *story[2:])
+        return (_entry(label, list(dict.fromkeys([*pa[:1], *pb[:1]]))), *story[2:])
     return None
 
 
 def day_label(at: datetime | None) -> str:
     """``8 May 2023`` (a segment header's and the timeline's way of saying the day)."""
     return f"{at.day} {at.strftime('%b')} {at.year}" if at is not None else ""
-
-
-def merge_prose(
-    narrative: Narrative,
-    segment: Any,
-    merge: Callable[..., str],
-    counter: TokenCounter,
-    scrubber: Scrubber | None = None,
-    max_tokens: int = NARRATIVE_TOKENS,
-) -> Narrative:
-    """The narrative with a summary model's prose merged with ``segment`` (header and summary).
-
-    ``merge(previous, addition, max_tokens=...)`` is the summarizer's ``merge_narrative``; the
-    previous prose (or, the first time, the structured narrative) is what it merges into. A merge
-    the summarizer rejects (it raises) leaves no prose: the structured narrative is shown until the
-    next segment's merge succeeds.
-    """
-    previous = narrative.prose or narrative.render_fields()
-    addition = f"{segment.id} {segment.header}: {segment.summary}".strip()
-    try:
-        prose = merge(previous, addition, max_tokens=max_tokens).strip()
-    except Exception as exc:  # rejected or failed: logged by the summarizer; keep the extractive one
-        log.info("narrative merge not used (%s); the extractive narrative stays", exc)
-        return replace(narrative, prose="")
-    if scrubber is not None:
-        prose = scrubber.scrub_text(prose)
-    return replace(narrative, prose=prose if counter.count(prose) <= max_tokens else "")

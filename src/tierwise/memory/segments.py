@@ -258,8 +258,11 @@ def make_trio(
     ``previous`` (the segment before) tells whether its day needs saying again.
     """
     text = source_text(turns)
-    said = [s for t in turns if t.role != "tool" for s in split_sentences(t.text)]
+    said = [s for t in turns if t.role != "tool" for s in split_sentences(spoken(t.text))]
     sentences = [s for s in said if not is_filler(s) and not is_log_line(s)]
+    if any(t.role == "assistant" for t in turns):  # in a chat, the user names the task: count it twice
+        asked = [s for t in turns if t.role == "user" for s in split_sentences(t.text)]
+        sentences += [s for s in asked if not is_filler(s) and not is_log_line(s)]
     speakers = {w.lower() for t in turns for w in (t.speaker or "").split()}
     words = vocabulary.upto(segment.seq) if vocabulary is not None else _own_vocabulary(segment)
     phrases = key_phrases(sentences, words, exclude=speakers, counter=counter, limit=6)
@@ -274,31 +277,43 @@ def make_trio(
         return
     extractive = ExtractiveSummarizer(counter, rarity=words.idf)
     summary = ""
+    # A summary is often read without its header (recall, the summaries layer): it says its day.
+    dated = f"{day_label(segment.started_at)}: " if segment.started_at is not None else ""
+    cap = SUMMARY_TOKENS - counter.count(dated)
     if text:
         focus = "decisions, changes, open questions"
         try:
-            summary = (summarizer or extractive).summarize(text, max_tokens=SUMMARY_TOKENS, focus=focus)
+            summary = (summarizer or extractive).summarize(text, max_tokens=cap, focus=focus)
             if scrubber is not None:
                 summary = scrubber.scrub_text(summary)
-            summary = check_summary(summary, SUMMARY_TOKENS, counter)
+            summary = check_summary(summary, cap, counter)
         except SummaryRejected:
-            summary = extractive.summarize(text, max_tokens=SUMMARY_TOKENS, focus=focus)
+            summary = extractive.summarize(text, max_tokens=cap, focus=focus)
             summary = scrubber.scrub_text(summary) if scrubber is not None else summary
-    segment.summary = summary
+    segment.summary = dated + summary if summary else ""
+
+
+def spoken(text: str) -> str:
+    """A turn's text without the tool calls rendered into it (``→ name({...})`` lines)."""
+    if "→ " not in text:
+        return text
+    return "\n".join(line for line in text.splitlines() if not line.startswith("→ "))
 
 
 def source_text(turns: Sequence[Turn]) -> str:
     """What a segment's summary is made from: ``Speaker: text`` lines, relative dates anchored.
 
-    Tool results are left out (their digests are in memory; the assistant's answer says what they
-    meant); "yesterday" becomes "yesterday (7 May 2023)" when the turn's time is known.
+    Tool results and calls are left out (their digests are in memory; the assistant's answer says
+    what they meant); "yesterday" becomes "yesterday (7 May 2023)" when the turn's time is known.
     """
     lines = []
     for t in turns:
         if t.role == "tool" or not t.text.strip():
             continue
-        who = t.speaker or t.role.capitalize()
-        lines.append(f"{who}: {anchor_dates(t.text, t.at)}")
+        text = spoken(t.text)
+        if text:
+            who = t.speaker or t.role.capitalize()
+            lines.append(f"{who}: {anchor_dates(text, t.at)}")
     return "\n".join(lines)
 
 
@@ -320,14 +335,14 @@ def _entities(turns: Sequence[Turn], speakers: set[str]) -> tuple[str, ...]:
     for t in turns:
         if t.role == "tool":
             continue
-        for sentence in split_sentences(t.text):
+        for sentence in split_sentences(spoken(t.text)):
             for match in _ENTITY.finditer(sentence):
                 word = match.group(0)
                 initial = match.start() == len(sentence) - len(sentence.lstrip())
                 if initial or word.split()[0] in _NOT_ENTITY or word.lower() in speakers:
                     continue
-                if word.split()[0].lower() in _CALENDAR:
-                    continue
+                if word.split()[0].lower() in _CALENDAR or (word.isupper() and len(word) <= 3):
+                    continue  # months and days; short acronyms (API, CI, MB) say little
                 counts[word] += 1
     return tuple(w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
 
@@ -346,7 +361,7 @@ def _result(turns: Sequence[Turn]) -> str:
     for t in reversed(turns[-3:]):
         if t.role == "tool":
             continue
-        for sentence in reversed(split_sentences(t.text)):
+        for sentence in reversed(split_sentences(spoken(t.text))):
             if sentence.rstrip().endswith("?"):
                 continue
             found = _RESULT.findall(sentence)

@@ -77,10 +77,11 @@ class MessageGroups:
             if k == 1:
                 if calls[0].get("id") != messages[i + 1].get("tool_call_id"):
                     return False
-            elif results[pos + k - 1] != i + k or [c.get("id") for c in calls] != [
-                messages[j].get("tool_call_id") for j in range(i + 1, i + 1 + k)
-            ]:
-                return False
+            else:
+                ids = [c.get("id") for c in calls]
+                answers = [messages[j].get("tool_call_id") for j in range(i + 1, i + 1 + k)]
+                if results[pos + k - 1] != i + k or ids != answers or len(set(ids)) < k:
+                    return False  # duplicate call ids are for the general scan (never a group)
             pos += k
             spans[i + 1 + k] = (i, sum(costs[i : i + 1 + k]), True)
         return pos == total

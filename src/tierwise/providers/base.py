@@ -371,8 +371,12 @@ class SyncCompletion:
 
     def complete(self, messages: Sequence[Mapping[str, Any]], *, model: str, max_tokens: int) -> str:
         """The model's text answer to ``messages`` (raises ``ProviderError`` if the model fails)."""
+        return self.respond(messages, model=model, max_tokens=max_tokens).text
+
+    def respond(self, messages: Sequence[Mapping[str, Any]], *, model: str, max_tokens: int) -> ModelResponse:
+        """The model's whole answer: text, ``finish_reason`` (``"length"``: cut at ``max_tokens``), usage."""
         request = ModelRequest([dict(m) for m in messages], model=model, max_tokens=max_tokens)
-        return _run(self._complete(request)).text
+        return _run(self._complete(request))
 
     async def _complete(self, request: ModelRequest) -> ModelResponse:
         # Each call runs on an event loop of its own: close what the provider opened on it.

@@ -13,6 +13,12 @@
 ``TIERWISE_CACHE_HINTS``        ``true``: mark where each request's stable prefix ends with Anthropic-style
                                 ``cache_control`` parts, for upstreams that cache only at explicit
                                 breakpoints (Anthropic models via OpenRouter…); default ``false``
+``TIERWISE_SUMMARY_MODEL``      the model that writes segment summaries (default: the chat model; a
+                                small, cheap one is usually right); ``extractive`` or ``off``: no
+                                model summaries
+``TIERWISE_SUMMARY_MAX_TOKENS`` the summary model's response limit (default 400)
+``TIERWISE_SUMMARY_INPUT_TOKENS`` the most text sent per summary request (default 6000; longer
+                                stretches are cut in the middle, whole turns kept)
 ==============================  ===============================================================
 
 Nothing is read at import: ``ProviderSettings()`` reads the environment each time it is built
@@ -24,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
 
 from tierwise.errors import InputError
@@ -32,6 +38,12 @@ from tierwise.providers.errors import ProviderNotConfigured
 from tierwise.providers.pricing import Price
 
 __all__ = ["ProviderSettings"]
+
+_TOKENS_HINT = "; set it to a whole number of tokens, 1 or more (e.g. {})"
+_HINTS = {
+    "summary_max_tokens": _TOKENS_HINT.format(400),
+    "summary_input_tokens": _TOKENS_HINT.format(6000),
+}
 
 
 class ProviderSettings(BaseSettings):
@@ -54,12 +66,22 @@ class ProviderSettings(BaseSettings):
     retry_max_delay: float = Field(default=30.0, ge=0)
     prices: dict[str, Price] | None = None
     cache_hints: bool = False
+    summary_model: str | None = None
+    summary_max_tokens: int = Field(default=400, gt=0)
+    summary_input_tokens: int = Field(default=6000, gt=0)
 
-    @field_validator("base_url", "model", mode="before")
+    @field_validator("base_url", "model", "summary_model", mode="before")
     @classmethod
     def _blank_is_none(cls, value: Any) -> Any:
         if isinstance(value, str):
             return value.strip() or None
+        return value
+
+    @field_validator("summary_max_tokens", "summary_input_tokens", mode="before")
+    @classmethod
+    def _blank_is_default(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return cls.model_fields[str(info.field_name)].default
         return value
 
     @field_validator("api_key", mode="before")
@@ -85,10 +107,7 @@ class ProviderSettings(BaseSettings):
         try:
             return cls()
         except ValidationError as exc:
-            problems = "; ".join(
-                f"TIERWISE_{'_'.join(str(part) for part in error['loc'][:1]).upper()}: {error['msg']}"
-                for error in exc.errors()
-            )
+            problems = "; ".join(_problem(error["loc"], error["msg"]) for error in exc.errors())
             raise InputError(f"invalid provider settings in the environment: {problems}") from exc
         except SettingsError as exc:
             raise InputError(
@@ -103,3 +122,11 @@ class ProviderSettings(BaseSettings):
         if missing or self.base_url is None or self.model is None:
             raise ProviderNotConfigured(missing)
         return self.base_url, self.model
+
+
+def _problem(location: tuple[int | str, ...], message: str) -> str:
+    """One bad setting: its variable, what is wrong, and (for the summary settings) the fix."""
+    if not location:
+        return message
+    field = str(location[0])
+    return f"TIERWISE_{field.upper()}: {message}{_HINTS.get(field, '')}"

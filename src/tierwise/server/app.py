@@ -89,6 +89,7 @@ def warm_up(engine: ChatEngine, user_id: str) -> None:
     from tierwise.memory.persist import StoreBlobs
 
     memory = engine.memory_factory(StoreBlobs(engine.store, user_id))
+    memory.summarizer = None  # a made-up conversation: never worth a summary model's request
     for i in range(24):
         role = "user" if i % 2 == 0 else "assistant"
         memory.add({"role": role, "content": f"Warm-up note {i}: the offsite venue holds forty people."})

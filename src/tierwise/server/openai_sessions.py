@@ -15,9 +15,11 @@ request's user (``context_type="api"``) and, per request:
    is never rewritten;
 3. **packs the current turn** (the last user message and what follows it) with memory under the
    budget, in the cost guard's pruning band, and the caller forwards it;
-4. **while the upstream answers**, runs memory upkeep (in pieces, the loop serving other requests
-   between them) and stores the staged messages with the pack's audit and snapshot
-   (:meth:`Sessions.settle`; a closed segment or a long history first, in a piece of its own);
+4. **while the upstream answers**, has a summary model (if the chat has one) summarise the segments
+   that closed, in a worker thread (:meth:`Sessions.summaries`), then runs memory upkeep (in pieces,
+   the loop serving other requests between them) and stores the staged messages with the pack's
+   audit and snapshot (:meth:`Sessions.settle`; a closed segment or a long history first, in a piece
+   of its own);
 5. at ``[DONE]`` **remembers the answer** (:meth:`Sessions.answered`: the session's next request
    packs with it) and stores it with the turn's usage and spend 20 ms later, off every client's
    path (:meth:`Sessions.end`). Only with a cost guard does the next request wait for that write
@@ -51,6 +53,7 @@ import anyio
 
 from tierwise.budget import Budget, band_for_health
 from tierwise.chat.engine import ChatEngine
+from tierwise.chat.summaries import make_summaries, merge_narrative, pending_summaries
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
@@ -58,6 +61,7 @@ from tierwise.providers.base import ModelResponse
 from tierwise.server.spent import Spent, spent_of
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import new_id, utcnow
+from tierwise.summarize.llm import LLMSummarizer
 
 __all__ = [
     "CONTEXT_TYPE",
@@ -260,6 +264,7 @@ class Sessions:
 
         async def settle() -> None:
             try:  # in pieces (and, first, the caller sends the pack upstream)
+                await self.summaries(prepared)
                 while await self.later(partial(self.settle, prepared, "upkeep")):
                     pass
                 if prepared.memory.unsynced:  # a closed segment, a long history: a piece of its own
@@ -271,6 +276,20 @@ class Sessions:
         self._spawn(settle())
         pack = prepared.pack
         return Packed(key, prepared.chat_id, pack.messages, pack.tools, pack.report.total_tokens, prepared)
+
+    async def summaries(self, prepared: Prepared) -> None:
+        """A summary model's summaries of the segments that closed, made while the upstream answers.
+
+        In a worker thread, outside the session's lock, on copies: the upkeep then finds them made
+        (:mod:`tierwise.chat.summaries`). One the answer overtakes stays extractive.
+        """
+        memory = prepared.memory.memory
+        if isinstance(memory.summarizer, LLMSummarizer):
+            jobs = await self.run(partial(pending_summaries, memory, prepared.lock))
+            if jobs:
+                await anyio.to_thread.run_sync(make_summaries, memory, jobs)
+            if memory.upkeep.unmerged:  # narrated by an earlier request's upkeep: merged now
+                await anyio.to_thread.run_sync(merge_narrative, memory, prepared.lock)
 
     async def answered(self, packed: Packed, response: ModelResponse, spent: Spent) -> None:
         """Remember the answer (the session's next request packs with it), then :meth:`end`.

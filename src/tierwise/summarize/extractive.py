@@ -35,12 +35,13 @@ __all__ = [
     "STOPWORDS",
     "ExtractiveSummarizer",
     "content_words",
+    "english_rarity",
     "is_filler",
     "is_log_line",
     "split_sentences",
 ]
 
-W_RARE = 4.0  # weight of rarity in the conversation against centrality (2.0) and facts
+W_RARE = 4.0  # weight of rarity in the conversation, against centrality (2.0) and facts (~0.5 each)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]{2,}|\d[\d:/.\-]*\d|\d")
 STOPWORDS = frozenset(STOPWORDS_EN_PLUS) | {
     "i",
@@ -177,6 +178,12 @@ _CUES = re.compile(
     r"merged|deployed|booked|adopt\w*|started|joined|bought|signed|tomorrow|next)\b",
     re.IGNORECASE,
 )
+_EVENT = re.compile(  # something that happened to the speaker: "I went", "we adopted", "my son broke"
+    r"\b(?:I|we|my \w+|our \w+)\s+(?:just\s+|finally\s+|recently\s+|also\s+)?"
+    r"(?:\w+ed|went|made|took|got|bought|ran|saw|met|gave|began|won|wrote|read|did|had|found|built|"
+    r"drew|sang|told|left|came|felt|broke|sold|spent|taught|threw|caught|lost)\b",
+    re.IGNORECASE,
+)
 _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 _WHEN = re.compile(
     r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(tember)?|oct(ober)?|"
@@ -198,6 +205,20 @@ _LOG = re.compile(
     r"={3,}|-{3,}|\+{3,}|@@|\d{4}-\d\d-\d\dT\d\d|\[\d+/\d+\]|collected \d+|\d+ (?:passed|failed))"
     r"|\b\d+ passed\b|\bpassed in \d|\bexit code \d",
 )
+
+
+def english_rarity(word: str, counter: TokenCounter | None) -> float:
+    """0.6 for the commonest English words, 1.0 for rare ones, by the tokenizer's merge rank.
+
+    A word that is one low-ranked token (" important") is common in the text the tokenizer was
+    trained on; a rare word takes several tokens or a late merge. Data the package already has.
+    """
+    if counter is None:
+        return 1.0
+    ids = counter.encode(" " + word)
+    if len(ids) > 1:
+        return 1.0
+    return min(1.0, max(0.6, math.log(ids[0] + 1) / math.log(60_000)))
 
 
 def content_words(text: str) -> list[str]:
@@ -292,7 +313,8 @@ class ExtractiveSummarizer:
         """How much of what the sentence says is rare in the conversation (0 without a rarity)."""
         if self.rarity is None or not words:
             return 0.0
-        return sum(min(3.0, self.rarity(w)) for w in words) / math.sqrt(len(words) + 2)
+        rare = sum(min(3.0, self.rarity(w)) * english_rarity(w, self.counter) for w in words)
+        return rare / math.sqrt(len(words) + 2)
 
     def _choose(self, sentences: list[_Sentence], base: dict[int, float], max_tokens: int) -> list[_Sentence]:
         """Greedy maximal marginal relevance: best value per token, less for repeated words."""
@@ -362,12 +384,13 @@ def _sentences(text: str) -> list[_Sentence]:
 
 
 def _facts(sentence: str) -> float:
-    """What the sentence carries besides words: numbers, dates, names, code, decisions."""
+    """What the sentence carries besides words: numbers, dates, names, code, decisions, events."""
     score = 0.6 * min(2, len(_NUMBER.findall(sentence)))
     score += 0.6 * min(2, len(_WHEN.findall(sentence)))
     score += 0.5 * min(3, len(_NAME.findall(sentence)))
     score += 0.8 * min(2, len(_CODE.findall(sentence)))
     score += 0.8 * min(2, len(_CUES.findall(sentence)))
+    score += 1.6 * min(1, len(_EVENT.findall(sentence)))  # what happened is what is asked about
     return score
 
 
