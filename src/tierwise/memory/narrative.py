@@ -36,6 +36,8 @@ __all__ = ["NARRATIVE_TOKENS", "Narrative", "day_label"]
 log = logging.getLogger(__name__)
 
 NARRATIVE_TOKENS = 300
+_DECIDED = re.compile(r"\b(decid\w*|decision|agreed|we'll go with|chose|settled on)\b", re.I)
+_DECISION_LEAD = re.compile(r"^(?:decision|decided)\s*:\s*", re.I)
 _ACHIEVED = re.compile(
     r"\b(finished|completed|created|scheduled|booked|decided|agreed|shipped|sent|fixed|resolved|"
     r"released|merged|deployed|chose|picked|signed|passed|adopted|bought|started|moved)\b",
@@ -132,8 +134,10 @@ class Narrative:
             return current
         while counter.count(current.render()) > max_tokens:
             story = _compress(current.story)
-            if len(current.achievements) > 3:
-                current = replace(current, achievements=current.achievements[1:])
+            if len(current.achievements) > 3:  # the oldest that is not a decision goes first
+                items = current.achievements
+                drop = next((i for i, a in enumerate(items) if not a.startswith("Decided: ")), 0)
+                current = replace(current, achievements=items[:drop] + items[drop + 1 :])
             elif len(current.entities) > 5:
                 current = replace(current, entities=current.entities[:-1])
             elif story is not None:
@@ -191,7 +195,10 @@ class Narrative:
         clean = scrubber.scrub_text if scrubber is not None else (lambda s: s)
         facts = [s for s in split_sentences(_unlabelled(summary)) if not s.rstrip().endswith("?")]
         facts = [s for s in facts if len(s.split()) >= 5 and not s.rstrip().endswith(":")]
-        achieved = [clean(s) for s in facts if _ACHIEVED.search(s) and len(s) < 200][-2:]
+        short = [s for s in facts if len(s) < 200]
+        decided = [f"Decided: {clean(_DECISION_LEAD.sub('', s))}" for s in short if _DECIDED.search(s)][-2:]
+        done = [clean(s) for s in short if _ACHIEVED.search(s) and not _DECIDED.search(s)][-1:]
+        achieved = decided + done
         upcoming = [clean(s) for s in facts if _NEXT.search(s) and len(s) < 200][-2:]
         last = next((t for role, t in reversed(texts) if role != "tool" and t.strip()), "")
         asked = (split_sentences(last) or [""])[-1]
