@@ -191,3 +191,28 @@ def test_the_same_trio_whenever_it_is_made() -> None:
     assert [(s.header, s.summary) for s in eager.segments if s.closed] == [
         (s.header, s.summary) for s in deferred.segments if s.closed
     ]
+
+
+def test_the_dense_model_keeps_a_summary_from_saying_one_thing_twice() -> None:
+    import numpy as np
+
+    same = (
+        "Assistant: The review moved to Friday.",
+        "Assistant: We shifted the meeting to the end of the week.",
+    )
+    other = "Maya: Priya owns pricing and needs legal sign-off by 3 April."
+    text = "\n".join([*same, other])
+
+    def embed(texts: list[str]) -> np.ndarray:  # a stand-in model: the first two mean the same
+        rows = [[1.0, 0.0] if ("Friday" in t or "week" in t) else [0.0, 1.0] for t in texts]
+        return np.array(rows)
+
+    words_only = ExtractiveSummarizer(COUNTER).summarize(text, max_tokens=60)
+    dense = ExtractiveSummarizer(COUNTER, embed=embed).summarize(text, max_tokens=60)
+    assert "Friday" in words_only and "end of the week" in words_only  # no shared words: both kept
+    assert ("Friday" in dense) != ("end of the week" in dense) and "Priya" in dense
+
+    def broken(texts: list[str]) -> np.ndarray:
+        raise RuntimeError("no model")
+
+    assert ExtractiveSummarizer(COUNTER, embed=broken).summarize(text, max_tokens=60) == words_only

@@ -327,7 +327,7 @@ class Memory:
     def _context(self, segment: Segment) -> dict[str, Any]:
         """What a segment's trio is made against: the conversation's words and the segment before."""
         previous = self.segments[segment.seq - 2] if segment.seq >= 2 else None
-        return {"vocabulary": self.vocabulary, "previous": previous}
+        return {"vocabulary": self.vocabulary, "previous": previous, "embedder": self.retriever.embedder}
 
     def _narrate(self, segment: Segment) -> None:
         turns = self.turns[segment.first : segment.last + 1]

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from tierwise.memory.keyphrases import Vocabulary, key_phrases
 from tierwise.memory.narrative import day_label
@@ -248,6 +249,7 @@ def make_trio(
     summarize: bool = True,
     vocabulary: Vocabulary | None = None,
     previous: Segment | None = None,
+    embedder: Any = None,
 ) -> None:
     """Fill the segment's header, summary, topic, entities and outcome from its ``turns``.
 
@@ -255,7 +257,8 @@ def make_trio(
     fails its checks is replaced by the extractive one, never stored broken. ``summarize=False``
     refreshes only the header (the open segment, which is still growing). ``vocabulary`` (the
     conversation's document frequencies) makes the header say what is distinctive about the segment;
-    ``previous`` (the segment before) tells whether its day needs saying again.
+    ``previous`` (the segment before) tells whether its day needs saying again; ``embedder`` (the
+    dense model, when installed) keeps the extractive summary from saying one thing twice.
     """
     text = source_text(turns)
     said = [s for t in turns if t.role != "tool" for s in split_sentences(spoken(t.text))]
@@ -275,7 +278,8 @@ def make_trio(
     segment.header = _header(when, phrases, _result(turns), counter, scrubber)
     if not summarize:
         return
-    extractive = ExtractiveSummarizer(counter, rarity=words.idf)
+    embed = embedder.embed if embedder is not None else None
+    extractive = ExtractiveSummarizer(counter, rarity=words.idf, embed=embed)
     summary = ""
     # A summary is often read without its header (recall, the summaries layer): it says its day.
     dated = f"{day_label(segment.started_at)}: " if segment.started_at is not None else ""
@@ -310,10 +314,10 @@ def source_text(turns: Sequence[Turn]) -> str:
     for t in turns:
         if t.role == "tool" or not t.text.strip():
             continue
-        text = spoken(t.text)
-        if text:
+        text = anchor_dates(spoken(t.text), t.at).strip()
+        if text:  # the turn's further lines indented: "Decision: …" in a turn is not a speaker
             who = t.speaker or t.role.capitalize()
-            lines.append(f"{who}: {anchor_dates(text, t.at)}")
+            lines.append(f"{who}: " + "\n\t".join(text.splitlines()))
     return "\n".join(lines)
 
 

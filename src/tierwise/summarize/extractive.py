@@ -18,11 +18,13 @@ its own is cut at a word and closed with "…"). Input lines ``Speaker: text`` g
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -40,6 +42,8 @@ __all__ = [
     "is_log_line",
     "split_sentences",
 ]
+
+log = logging.getLogger(__name__)
 
 W_RARE = 4.0  # weight of rarity in the conversation, against centrality (2.0) and facts (~0.5 each)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]{2,}|\d[\d:/.\-]*\d|\d")
@@ -171,7 +175,7 @@ FILLER = frozenset(
     ]
 )
 _CAPITALISED = re.compile(r"(?<=[\w,;:!] )[A-Z][a-z]+|^[A-Z][a-z]+(?=[,!.])")
-_SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,30}):\s+(.*)$")
+_SPEAKER = re.compile(r"^([A-Za-z][A-Za-z0-9 '-]{0,30}):\s+(.*)$")  # a line that opens a turn
 _CUES = re.compile(
     r"\b(decid\w*|agree\w*|chose|choos\w*|will|won't|plan\w*|need\w*|must|should|deadline|due|"
     r"moved?|changed?|created?|scheduled?|finish\w*|completed?|fixed|blocked|released?|shipped|"
@@ -202,8 +206,13 @@ _MARKUP = re.compile(r"\*\*|__|`")
 _BULLET = re.compile(r"^\s*(?:[-*•>#]+|\d+[.)])\s+")
 _LOG = re.compile(
     r"^\s*(?:\$ |>>> |\.\.\. |Traceback|File \"|FAILED|PASSED|ERROR\b|WARNING\b|INFO\b|DEBUG\b|"
-    r"={3,}|-{3,}|\+{3,}|@@|\d{4}-\d\d-\d\dT\d\d|\[\d+/\d+\]|collected \d+|\d+ (?:passed|failed))"
-    r"|\b\d+ passed\b|\bpassed in \d|\bexit code \d",
+    r"={3,}|-{3,}|\+{3,}|@@|\d{4}-\d\d-\d\d[T ]\d\d:\d\d|[\w.]+(?:Error|Exception|Warning):|"
+    r"\[\d+/\d+\]|collected \d+|\d+ (?:passed|failed))"
+    r"|\b\d+ passed\b|\bpassed in \d|\bexit code \d"
+    # code: an assignment from a call, a definition or an import, a lone call
+    r"|^\s*[\w.\[\]]+\s*=\s*[\w.]+\("
+    r"|^\s*(?:def|class|import|from \S+ import|return|raise|yield|async def|await)\s"
+    r"|^\s*[\w.]+\([^)]*\)\s*$",
 )
 
 
@@ -270,10 +279,16 @@ class ExtractiveSummarizer:
     name = "extractive"
 
     def __init__(
-        self, counter: TokenCounter | None = None, *, rarity: Callable[[str], float] | None = None
+        self,
+        counter: TokenCounter | None = None,
+        *,
+        rarity: Callable[[str], float] | None = None,
+        embed: Callable[[Sequence[str]], Any] | None = None,
     ) -> None:
         self.counter = counter or get_counter()
         self.rarity = rarity  # word -> how rare it is in the whole conversation (idf), if known
+        # texts -> unit vectors (the dense model, when installed): "says the same" beyond shared words
+        self.embed = embed
 
     def summarize(self, text: str, *, max_tokens: int, focus: str | None = None) -> str:
         """Summarise ``text`` within ``max_tokens`` (``focus`` words count double)."""
@@ -323,14 +338,19 @@ class ExtractiveSummarizer:
         used = 0
         left = list(sentences)
         costs = {s.index: self.counter.count(_close(s.text)) + 1 for s in sentences}
+        similar = self._similarities(sentences)
+        closest = {s.index: 0.0 for s in sentences}  # cosine to the nearest sentence chosen
         while left:
             best: tuple[float, int] | None = None
             for s in left:
-                repeated = len(s.words & seen) / len(s.words)
+                repeated = max(len(s.words & seen) / len(s.words), closest[s.index])
+                if repeated >= 0.9:  # says again what a chosen sentence says: never worth its tokens
+                    continue
                 value = base[s.index] * (1.0 - 0.7 * repeated) / math.sqrt(costs[s.index])
                 if best is None or value > best[0]:
                     best = (value, s.index)
-            assert best is not None
+            if best is None:
+                break
             pick = next(s for s in left if s.index == best[1])
             left.remove(pick)
             if used + costs[pick.index] > max_tokens:
@@ -338,7 +358,22 @@ class ExtractiveSummarizer:
             chosen.append(pick)
             seen |= pick.words
             used += costs[pick.index]
+            if similar is not None:  # 0 below a cosine of 0.3 (unrelated), 1 at 1.0 (the same)
+                for s in left:
+                    near = max(0.0, (float(similar[s.index][pick.index]) - 0.3) / 0.7)
+                    closest[s.index] = max(closest[s.index], near)
         return chosen
+
+    def _similarities(self, sentences: list[_Sentence]) -> Any:
+        """Cosine similarities between the sentences (``None`` without the dense model)."""
+        if self.embed is None or len(sentences) < 2:
+            return None
+        try:
+            vectors = self.embed([s.text for s in sentences])
+            return vectors @ vectors.T
+        except Exception as exc:  # the optional model failing must not cost the summary
+            log.warning("dense similarity unavailable for a summary (%s); words only", exc)
+            return None
 
     def _cut(self, sentence: str, max_tokens: int) -> str:
         if self.counter.count(_close(sentence)) <= max_tokens:
@@ -368,7 +403,8 @@ def _sentences(text: str) -> list[_Sentence]:
         for raw in split_sentences(body):
             sentence = _OPENER.sub("", _BULLET.sub("", _MARKUP.sub("", raw)).strip())
             sentence = sentence[:1].upper() + sentence[1:]
-            if not sentence or is_log_line(raw) or is_filler(sentence):
+            intro = sentence.endswith(":")  # "Checking the plan:" leads into a tool call or a list
+            if not sentence or intro or is_log_line(raw) or is_filler(sentence):
                 if raw.rstrip().endswith("?"):
                     asked_by = speaker
                 continue
