@@ -58,6 +58,28 @@ _CALENDAR = frozenset(
         "friday",
         "saturday",
         "sunday",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "mon",
+        "tue",
+        "tues",
+        "wed",
+        "thu",
+        "thur",
+        "thurs",
+        "fri",
+        "sat",
+        "sun",
     ]
 )
 _NOT_ENTITY = frozenset(
@@ -345,8 +367,11 @@ def _entities(turns: Sequence[Turn], speakers: set[str]) -> tuple[str, ...]:
                 initial = match.start() == len(sentence) - len(sentence.lstrip())
                 if initial or word.split()[0] in _NOT_ENTITY or word.lower() in speakers:
                     continue
-                if word.split()[0].lower() in _CALENDAR or (word.isupper() and len(word) <= 3):
+                first = word.split()[0].lower()
+                if first in _CALENDAR or (word.isupper() and len(word) <= 3):
                     continue  # months and days; short acronyms (API, CI, MB) say little
+                if any(name.startswith(first) for name in speakers):
+                    continue  # a speaker's nickname ("Mel" for Melanie)
                 counts[word] += 1
     return tuple(w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3])
 
