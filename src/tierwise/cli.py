@@ -410,6 +410,7 @@ def serve_command(
 
     from tierwise.server import create_app
     from tierwise.server.auth import rate_limit_from_env
+    from tierwise.server.openai_errors import max_body_bytes_from_env
 
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -424,6 +425,7 @@ def serve_command(
         raise _fail(f"--port {port} is not a port; use 1-65535")
     try:
         rate_limit = rate_limit_from_env()
+        max_body_bytes = max_body_bytes_from_env()
     except UserError as exc:
         raise _fail(str(exc)) from None
     store, _, _, engine, loaded = _assistant(
@@ -438,6 +440,7 @@ def serve_command(
             engine,
             require_key=require_key,
             rate_limit=rate_limit,
+            max_body_bytes=max_body_bytes,
             tune_gc=True,
             hosts=[host, "127.0.0.1", "localhost", "::1"] if loopback else None,
         )

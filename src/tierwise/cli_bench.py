@@ -108,6 +108,34 @@ def bench_engine_command(
         raise _fail(str(exc)) from None
 
 
+@bench_app.command("costguard")
+def bench_costguard_command(
+    rows: Annotated[int, typer.Option(help="Usage rows (turns) of the user checked.")] = 10_000,
+    repeat: Annotated[int, typer.Option(help="Timed checks of tierwise's cost guard.")] = 500,
+    database_url: Annotated[
+        str | None, typer.Option(help="Also run on this empty, disposable PostgreSQL database.")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Also write the results as JSON here (e.g. bench/results/costguard.json)."),
+    ] = None,
+) -> None:
+    """Time the cost guard's check with a long spending history, beside the full scan it replaced."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from tierwise.bench.costguard import run
+
+    if rows < 1 or repeat < 1:
+        raise _fail("--rows and --repeat must each be at least 1")
+    try:
+        run(rows=rows, repeat=repeat, database_url=database_url, out=out)
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    except SQLAlchemyError as exc:
+        cause = getattr(exc, "orig", None) or exc
+        raise _fail(f"the database could not be used: {str(cause).strip()}") from None
+
+
 @bench_app.command("pack")
 def bench_pack_command(
     sizes: Annotated[

@@ -63,6 +63,66 @@ def test_store_ledger_survives_and_is_scoped(store: Any) -> None:
     assert guard.spend(b.id, chat.id).session_tokens == 0
 
 
+def test_store_ledger_sums_like_the_memory_ledger(store: Any) -> None:
+    a, b = store.create_user("a").id, store.create_user("b").id
+    chats = [store.create_chat(a).id for _ in range(3)]
+    ledgers = [MemoryLedger(), StoreLedger(store)]
+    month = NOW.replace(day=1, hour=0)
+    spending = [
+        (a, chats[0], 100, 0.5, NOW),
+        (a, chats[1], 30, 0.25, NOW - timedelta(days=2)),
+        (a, chats[0], 70, 1.0, month - timedelta(seconds=1)),  # last month, this chat
+        (a, chats[2], 5, 0.0, month),  # the month's first moment counts
+        (b, chats[0], 999, 9.0, NOW),  # another user
+    ]
+    for ledger in ledgers:
+        for user, chat, tokens, dollars, at in spending:
+            ledger.record(user, chat, tokens, dollars, at, cached_tokens=1)
+    for user in (a, b):
+        for chat in [*chats, "no-such-chat"]:
+            memory, stored = (ledger.spend(user, chat, month) for ledger in ledgers)
+            assert (stored.session_tokens, stored.month_tokens) == (
+                memory.session_tokens,
+                memory.month_tokens,
+            )
+            assert stored.session_dollars == pytest.approx(memory.session_dollars)
+            assert stored.month_dollars == pytest.approx(memory.month_dollars)
+    spent = StoreLedger(store).spend(a, chats[0], month)
+    assert (spent.session_tokens, spent.month_tokens) == (170, 135)
+
+
+def test_store_ledger_with_10_000_rows_sums_them_all(store: Any) -> None:
+    import sqlalchemy as sa
+
+    from tierwise.store.models import UsageEntry, new_id
+
+    user = store.create_user("heavy").id
+    chat = store.create_chat(user).id
+    now = datetime.now(UTC)
+    month = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    rows = [
+        {
+            "id": new_id(),
+            "user_id": user,
+            "chat_id": chat if i % 3 else f"chat-{i % 50}",
+            "tokens": 50 + i % 97,
+            "dollars": (i % 13) / 1000,
+            "cached_tokens": 0,
+            "created_at": month + timedelta(seconds=i) if i % 4 else month - timedelta(seconds=i + 1),
+        }
+        for i in range(10_000)
+    ]
+    with store.engine.begin() as connection:  # one executemany: the ledger's table, as record() writes it
+        connection.execute(sa.insert(UsageEntry.__table__), rows)
+    spent = CostGuard(Limits(month_tokens=10**9), StoreLedger(store)).spend(user, chat, now)
+    in_chat = [r for r in rows if r["chat_id"] == chat]
+    in_month = [r for r in rows if r["created_at"] >= month]
+    assert spent.session_tokens == sum(r["tokens"] for r in in_chat)
+    assert spent.month_tokens == sum(r["tokens"] for r in in_month)
+    assert spent.session_dollars == pytest.approx(sum(r["dollars"] for r in in_chat))
+    assert spent.month_dollars == pytest.approx(sum(r["dollars"] for r in in_month))
+
+
 def test_usage_report_shape() -> None:
     layers = conversation_layers(
         [

@@ -164,7 +164,9 @@ def test_keys_required(store: Store) -> None:
     run(go())
 
 
-def test_local_mode_without_a_key(store: Store) -> None:
+def test_local_mode_accepts_any_key_even_with_a_rate_limit(store: Store) -> None:
+    # issue 16: the default rate limit switched key checking on, so plain `tierwise serve` answered
+    # 401 to the key every OpenAI client sends. Keys are checked only when required.
     app = create_app(store, engine_of(store), require_key=False, rate_limit=100)
     key, _ = create_key(store, "ada", "laptop")
 
@@ -172,10 +174,34 @@ def test_local_mode_without_a_key(store: Store) -> None:
         async with client(app) as c:
             local = await c.post("/api/chats", json={})
             assert local.status_code == 201 and local.json()["user_id"] == "local"
-            keyed = await c.post("/api/chats", json={}, headers=bearer(key))
-            assert keyed.json()["user_id"] == "ada"  # a key still says who
-            bad = await c.get("/api/chats", headers=bearer("tw_nope"))
-            assert bad.status_code == 401  # a bad key never falls back to the local user
+            for headers in (
+                bearer(key),
+                bearer("tw_nope"),
+                bearer("whatever"),
+                {"X-API-Key": "x"},
+                {"Authorization": "Basic YWRhOnB3"},
+            ):
+                made = await c.post("/api/chats", json={}, headers=headers)
+                assert made.status_code == 201 and made.json()["user_id"] == "local", headers
+            models = await c.get("/v1/models", headers=bearer("sk-anything"))
+            assert models.status_code == 200
+
+    run(go())
+
+
+def test_make_user_of_checks_keys_only_when_required(store: Store) -> None:
+    key, _ = create_key(store, "ada", "laptop")
+    local = make_user_of(store, require_key=False, local_user_id="local", limiter=RateLimiter(100))
+    required = make_user_of(store, require_key=True, local_user_id="local", limiter=RateLimiter(100))
+    app = create_app(store, engine_of(store), user_of=local)
+    keyed = create_app(store, engine_of(store), user_of=required)
+
+    async def go() -> None:
+        async with client(app) as c:
+            assert (await c.get("/api/chats", headers=bearer("tw_nope"))).status_code == 200
+        async with client(keyed) as c:
+            assert (await c.get("/api/chats", headers=bearer("tw_nope"))).status_code == 401
+            assert (await c.get("/api/chats", headers=bearer(key))).status_code == 200
 
     run(go())
 

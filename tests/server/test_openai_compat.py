@@ -297,13 +297,13 @@ async def test_malformed_bodies_get_openai_errors(store: Store) -> None:
         no_messages = await http.post(url, json={"model": "m"})
         assert _is_openai_error(no_messages, 400)["param"] == "messages"
         empty = await http.post(url, json={"model": "m", "messages": []})
-        _is_openai_error(empty, 422)
+        _is_openai_error(empty, 400)  # OpenAI's status for invalid values (issue 16: was 422)
         bad_role = await http.post(url, json={"messages": [{"role": "wizard", "content": "hi"}]})
-        assert "role" in _is_openai_error(bad_role, 422)["param"]
+        assert "role" in _is_openai_error(bad_role, 400)["param"]
         bad_temperature = await http.post(
             url, json={"messages": [{"role": "user", "content": "x"}], "temperature": 9}
         )
-        _is_openai_error(bad_temperature, 422)
+        _is_openai_error(bad_temperature, 400)
         only_system = await http.post(url, json={"messages": [{"role": "system", "content": "x"}]})
         _is_openai_error(only_system, 400)
         too_long = await http.post(
@@ -312,13 +312,14 @@ async def test_malformed_bodies_get_openai_errors(store: Store) -> None:
         assert _is_openai_error(too_long, 400)["code"] == "context_length_exceeded"
         unknown = await http.get("/v1/embeddings")
         _is_openai_error(unknown, 404)
-        ignored = await http.post(
+        forwarded = await http.post(
             url, json={"messages": [{"role": "user", "content": "x"}], "n": 1, "seed": 3}
         )
-        assert ignored.status_code == 502  # unknown fields ignored; the empty script fails upstream
+        assert forwarded.status_code == 502  # the empty script fails upstream
     assert len(model.requests) == 1
+    assert model.requests[0].params == {"n": 1, "seed": 3}  # issue 16: forwarded, not ignored
     async with svc.client() as client:
-        with pytest.raises(openai.UnprocessableEntityError):
+        with pytest.raises(openai.BadRequestError):
             await client.chat.completions.create(
                 model="m",
                 messages=[{"role": "wizard", "content": "hi"}],  # type: ignore[list-item,misc]

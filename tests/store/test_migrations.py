@@ -44,6 +44,7 @@ TABLES = {
     "blobs",
     "context_snapshots",
     "audit_log",
+    "usage_log",
 }
 
 
@@ -60,11 +61,11 @@ def test_migrate_blank_database_to_head_and_again_is_a_no_op(store_url: str) -> 
     try:
         assert current_revision(engine) is None
         migrate(store_url)
-        assert current_revision(engine) == head_revision() == "0003"
+        assert current_revision(engine) == head_revision() == "0004"
         tables = set(sa.inspect(engine).get_table_names())
         assert tables >= TABLES | {"alembic_version"}
         migrate(store_url)
-        assert current_revision(engine) == "0003"
+        assert current_revision(engine) == "0004"
         with engine.connect() as connection:
             assert connection.execute(sa.text("SELECT count(*) FROM alembic_version")).scalar() == 1
         assert set(sa.inspect(engine).get_table_names()) == tables
@@ -152,3 +153,51 @@ def test_ids_are_unique_and_time_ordered() -> None:
 
 
 # --- users and chats -------------------------------------------------------------------------------
+
+
+def test_usage_log_migration_keeps_the_usage_already_recorded(store_url: str) -> None:
+    from alembic import command
+
+    from tierwise.store.engine import WRITE, alembic_config
+    from tierwise.store.models import utcnow
+
+    engine = create_engine(store_url)
+    try:
+        config = alembic_config()
+        with engine.execution_options(**{WRITE: True}).begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0003")
+        now = utcnow()
+        month = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        audit = Base.metadata.tables["audit_log"]
+        rows = [
+            ("u", "c1", {"tokens": 100, "dollars": 0.5, "cached_tokens": 10}, now),
+            ("u", "c2", {"tokens": 7, "dollars": 0.25}, now),
+            ("u", "c1", {"tokens": 40, "dollars": 1.0}, month - timedelta(days=3)),  # last month
+            ("v", "c1", {"tokens": 1000, "dollars": 9.0}, now),  # another user
+            ("u", "c1", {"tokens": "lots"}, now),  # unreadable: counted as nothing, as before
+        ]
+        with engine.execution_options(**{WRITE: True}).begin() as connection:
+            connection.execute(
+                sa.insert(Base.metadata.tables["users"]),
+                [{"id": u, "name": u, "created_at": now} for u in ("u", "v")],
+            )
+            connection.execute(
+                sa.insert(audit),
+                [
+                    {"id": new_id(), "user_id": u, "chat_id": c, "event": "usage", "checksum": None}
+                    | {"details": d, "created_at": at}
+                    for u, c, d, at in rows
+                ]
+                + [
+                    {"id": new_id(), "user_id": "u", "chat_id": "c1", "event": "turn", "checksum": None}
+                    | {"details": {"tokens": 5}, "created_at": now}
+                ],
+            )
+    finally:
+        engine.dispose()
+    with Store.open(store_url) as store:
+        totals = store.usage_totals("u", "c1", month)
+        assert (totals.chat_tokens, totals.since_tokens) == (140, 107)
+        assert (totals.chat_dollars, totals.since_dollars) == pytest.approx((1.5, 0.75))
+        assert len(store.list_audit("u", event="usage")) == 4  # the audit entries stay

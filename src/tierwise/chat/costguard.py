@@ -4,7 +4,7 @@ Before a turn, :meth:`CostGuard.check` refuses it with a clear message when a ha
 (never a silently cut answer). Between, :meth:`CostGuard.health` is the share of the budget still
 unspent — the stricter of session and month, tokens and dollars — which chooses the packer's pruning
 band (:func:`tierwise.budget.band_for_health`). Spending is kept in a :class:`Ledger`: in memory, or
-in the store's audit log (``usage`` events) so it survives restarts.
+in the store (``usage`` audit events, summed in one indexed SQL aggregate) so it survives restarts.
 """
 
 from __future__ import annotations
@@ -126,7 +126,11 @@ class MemoryLedger:
 
 
 class StoreLedger:
-    """Spending as ``usage`` events in the store's audit log (per user, survives restarts)."""
+    """Spending in the store (per user, survives restarts): ``usage`` audit entries with indexed rows.
+
+    :meth:`spend` is one SQL aggregate over the chat's rows and the user's rows of the month
+    (:meth:`~tierwise.store.Store.usage_totals`), whatever the user spent before.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -135,21 +139,14 @@ class StoreLedger:
         self, user_id: str, chat_id: str, tokens: int, dollars: float, at: datetime, cached_tokens: int = 0
     ) -> None:
         """Add one turn's spending: a ``usage`` entry with its tokens, dollars and cached tokens."""
-        details = {"tokens": tokens, "dollars": dollars, "cached_tokens": cached_tokens}
-        self.store.audit(user_id, "usage", chat_id=chat_id, details=details)
+        self.store.record_usage(
+            user_id, chat_id, tokens=tokens, dollars=dollars, cached_tokens=cached_tokens, at=at
+        )
 
     def spend(self, user_id: str, chat_id: str, month_start: datetime) -> Spend:
-        """Sum the session's and the user's month from the audit log."""
-        st = mt = 0
-        sd = md = 0.0
-        for event in self.store.list_audit(user_id, event="usage"):
-            tokens = int(event.details.get("tokens", 0))
-            dollars = float(event.details.get("dollars", 0.0))
-            if event.chat_id == chat_id:
-                st, sd = st + tokens, sd + dollars
-            if event.created_at >= month_start:
-                mt, md = mt + tokens, md + dollars
-        return Spend(st, sd, mt, md)
+        """Sum the session's and the user's month, in the database."""
+        totals = self.store.usage_totals(user_id, chat_id, month_start)
+        return Spend(totals.chat_tokens, totals.chat_dollars, totals.since_tokens, totals.since_dollars)
 
 
 class CostGuard:

@@ -215,6 +215,8 @@ _DETERMINERS = frozenset(
 
 
 def _usable(key: str) -> bool:
+    if key.isalpha():  # the common case: a plain word
+        return len(key) >= 3 and key not in STOPWORDS and key not in _WEAK
     if not key:
         return False
     if any(c.isdigit() for c in key):  # versions (v0.4.0, 0.4.0) and paths, not bare numbers

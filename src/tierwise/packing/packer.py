@@ -501,7 +501,7 @@ def canonical_json(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mappin
     except TypeError:
         return json.dumps(
             body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=dict
-        ).encode()
+        ).encode("utf-8", "surrogatepass")  # a lone surrogate (orjson refuses it) is hashed, not fatal
 
 
 def _finish(

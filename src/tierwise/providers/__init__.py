@@ -22,6 +22,7 @@ Example:
 """
 
 from tierwise.providers.base import (
+    ChoiceDelta,
     Done,
     Event,
     Fallback,
@@ -47,6 +48,7 @@ from tierwise.providers.settings import ProviderSettings
 __all__ = [
     "PRICES",
     "PRICES_AS_OF",
+    "ChoiceDelta",
     "Cost",
     "Done",
     "Event",

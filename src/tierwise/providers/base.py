@@ -11,6 +11,8 @@ A :class:`Provider` implements a single async generator, :meth:`Provider.stream`
 - :class:`ToolCall`: a complete tool call (``arguments`` is the JSON text), once the stream ended.
 - :class:`Usage`: token counts, when the server reports them (near the end).
 - :class:`Done`: the last event — why the model stopped, and which model answered.
+- :class:`ChoiceDelta`: what an OpenAI-compatible upstream sent beyond text and tool calls (log
+  probabilities, a refusal, the other choices when ``n`` > 1), as sent, for OpenAI clients.
 - :class:`Retry` and :class:`Fallback`: notices that a request is being retried or handed to the
   next model. They are not output: a stream that has produced only notices can still be retried.
 
@@ -34,6 +36,7 @@ from tierwise.providers.errors import ModelRequestsBlocked
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS",
+    "ChoiceDelta",
     "Done",
     "Event",
     "Fallback",
@@ -129,6 +132,22 @@ class Done:
 
 
 @dataclass(frozen=True, slots=True)
+class ChoiceDelta:
+    """A piece of an OpenAI-compatible answer the other events do not carry, as the upstream sent it.
+
+    For choice ``index`` 0 (the answer the other events carry) ``delta`` holds only the other fields
+    (``refusal``…) and ``logprobs`` the piece's log probabilities; another index is a further choice
+    (``n`` > 1), relayed whole: its ``delta``, ``logprobs`` and ``finish_reason`` as they came. The
+    OpenAI-compatible endpoint relays these; everything else ignores them.
+    """
+
+    index: int
+    delta: dict[str, Any] = field(default_factory=dict)
+    logprobs: dict[str, Any] | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Retry:
     """Notice: attempt ``attempt`` on ``model`` failed with ``error``; retrying after ``delay`` seconds."""
 
@@ -147,7 +166,7 @@ class Fallback:
     error: str
 
 
-Event = TextDelta | ToolCallDelta | ToolCall | Usage | Done | Retry | Fallback
+Event = TextDelta | ToolCallDelta | ToolCall | Usage | Done | ChoiceDelta | Retry | Fallback
 """Everything a provider's stream yields."""
 
 
@@ -167,7 +186,11 @@ class ModelRequest:
     defined (some servers require them when the history holds tool calls) but asks for text only.
     ``cache_breakpoints`` are the indices of the messages that end the request's stable parts
     (:func:`tierwise.packing.prefix.cache_breakpoints`); a provider set to send cache hints marks
-    them (:mod:`tierwise.providers.cache_hints`), the others ignore them.
+    them (:mod:`tierwise.providers.cache_hints`), the others ignore them. ``tool_choice`` is
+    ``"none"``, ``"auto"``, ``"required"`` or OpenAI's named choice (``{"type": "function", …}``).
+    ``params`` are further request fields in OpenAI's names (``response_format``, ``n``, ``stop``,
+    ``seed``, ``max_completion_tokens``, …), sent as given by an OpenAI-compatible provider (the
+    OpenAI-compatible endpoint forwards its client's this way); other providers ignore them.
     """
 
     messages: list[dict[str, Any]]
@@ -175,15 +198,17 @@ class ModelRequest:
     model: str | None = None
     max_tokens: int | None = None
     temperature: float | None = None
-    tool_choice: str | None = None
+    tool_choice: str | Mapping[str, Any] | None = None
     cache_breakpoints: tuple[int, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ModelResponse:
     """A whole answer: text, complete tool calls, usage, and the model that gave it.
 
-    ``retries`` and ``fallbacks`` are the notices seen on the way (empty when the first try worked).
+    ``retries`` and ``fallbacks`` are the notices seen on the way (empty when the first try worked);
+    ``extras`` the :class:`ChoiceDelta` pieces (log probabilities, refusal, further choices).
     """
 
     text: str = ""
@@ -193,6 +218,7 @@ class ModelResponse:
     finish_reason: str | None = None
     retries: list[Retry] = field(default_factory=list)
     fallbacks: list[Fallback] = field(default_factory=list)
+    extras: list[ChoiceDelta] = field(default_factory=list)
 
     def message(self) -> dict[str, Any]:
         """The answer as an OpenAI assistant message (``content`` is ``None`` for a pure tool call)."""
@@ -263,6 +289,7 @@ async def collect(stream: AsyncIterator[Event]) -> ModelResponse:
     done: Done | None = None
     retries: list[Retry] = []
     fallbacks: list[Fallback] = []
+    extras: list[ChoiceDelta] = []
     try:
         async for event in stream:
             if isinstance(event, TextDelta):
@@ -282,6 +309,8 @@ async def collect(stream: AsyncIterator[Event]) -> ModelResponse:
                 done = event
             elif isinstance(event, Retry):
                 retries.append(event)
+            elif isinstance(event, ChoiceDelta):
+                extras.append(event)
             else:
                 fallbacks.append(event)
     finally:
@@ -298,6 +327,7 @@ async def collect(stream: AsyncIterator[Event]) -> ModelResponse:
         finish_reason=done.finish_reason if done else None,
         retries=retries,
         fallbacks=fallbacks,
+        extras=extras,
     )
 
 

@@ -28,6 +28,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from tierwise.providers import base
 from tierwise.providers.base import (
+    ChoiceDelta,
     Done,
     Event,
     ModelRequest,
@@ -49,6 +50,7 @@ __all__ = ["OpenAICompatProvider", "provider_error"]
 
 log = logging.getLogger(__name__)
 
+_OWN_FIELDS = frozenset({"model", "messages", "stream", "stream_options", "extra_body"})
 _NO_KEY = "not-needed"  # local servers (Ollama, vLLM, LM Studio) take no key; the SDK insists on one
 
 
@@ -100,6 +102,15 @@ def _usage(chunk: ChatCompletionChunk) -> Usage | None:
     else:
         cached = getattr(details, "cached_tokens", 0)
     return Usage(reported.prompt_tokens, reported.completion_tokens, reported.total_tokens, int(cached or 0))
+
+
+def _choice_delta(choice: Any, *, whole: bool) -> ChoiceDelta:
+    """A streamed choice as a :class:`ChoiceDelta`: whole, or only what the other events do not carry."""
+    delta = choice.delta.model_dump(exclude_none=True) if choice.delta is not None else {}
+    if not whole:
+        delta = {k: v for k, v in delta.items() if k not in ("role", "content", "tool_calls") and v != ""}
+    logprobs = choice.logprobs.model_dump() if choice.logprobs is not None else None
+    return ChoiceDelta(choice.index, delta, logprobs, choice.finish_reason if whole else None)
 
 
 class OpenAICompatProvider(Provider):
@@ -296,6 +307,9 @@ class OpenAICompatProvider(Provider):
             body[self.max_tokens_param] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        extra = {k: v for k, v in request.params.items() if k not in _OWN_FIELDS}
+        if extra:  # the client's fields, sent as given (the SDK merges them into the JSON body)
+            body["extra_body"] = extra
         return body
 
     async def _once(self, request: ModelRequest, model: str) -> AsyncIterator[Event]:
@@ -312,10 +326,16 @@ class OpenAICompatProvider(Provider):
         try:
             async for chunk in response:
                 usage = _usage(chunk) or usage
-                for choice in chunk.choices[:1]:
+                for choice in chunk.choices:
+                    if choice.index:  # a further choice (n > 1): relayed as sent
+                        yield _choice_delta(choice, whole=True)
+                        continue
                     delta = choice.delta
                     if delta.content:
                         yield TextDelta(delta.content)
+                    extra = _choice_delta(choice, whole=False)
+                    if extra.delta or extra.logprobs:
+                        yield extra
                     for position, piece in enumerate(delta.tool_calls or ()):
                         index = piece.index if piece.index is not None else position
                         name = piece.function.name if piece.function else None

@@ -5,6 +5,11 @@
   deltas, slow streams, a failure mid-stream). Every request is kept in ``.requests`` so a test can
   assert the exact context that was sent.
 - :class:`FunctionModel` answers each request with a function of it (sync or async).
+
+Each request is recorded whole, so a test can assert what the OpenAI-compatible endpoint forwarded:
+``requests[i].params`` (``response_format``, ``n``, ``seed``…), ``.tool_choice``, ``.temperature``.
+A :class:`~tierwise.providers.base.ModelResponse` reply's ``extras`` (log probabilities, a refusal,
+further choices) are streamed after its tool calls.
 - :func:`tool_call` builds a :class:`~tierwise.providers.base.ToolCall` from keyword arguments.
 - :func:`model_requests_allowed` switches the real-request guard for a block of code.
 
@@ -206,6 +211,8 @@ async def reply_events(
         yield ToolCallDelta(index, None, None, call.arguments[half:])
     for call in response.tool_calls:
         yield call
+    for extra in response.extras:  # log probabilities, a refusal, further choices (n > 1)
+        yield extra
     usage = response.usage
     if usage is None:
         prompt = counter.count_messages(request.messages) + counter.count_tools(request.tools)

@@ -4,7 +4,8 @@ Every error is ``{"error": message}`` with a status that says what kind it is â€
 body, 401 a missing or unknown API key, 404 an id the user does not have (whoever owns it), 409 a
 turn already running, 422 a value that is not valid, 429 over the rate limit (with ``Retry-After``)
 â€” and never a stack trace. Every request acts for one user: the user of its API key
-(:mod:`tierwise.server.auth`), or in local mode, without a key, the local user of ``tierwise chat``.
+(:mod:`tierwise.server.auth`), or in local mode, whatever key it sends, the local user of
+``tierwise chat``.
 """
 
 from __future__ import annotations
@@ -119,24 +120,33 @@ def create_app(
     rate_limit: int | None = None,
     tune_gc: bool = False,
     hosts: Collection[str] | None = None,
+    max_body_bytes: int | None = None,
 ) -> FastAPI:
     """The tierwise service around ``store`` and ``engine``.
 
     Args:
         store: chats, messages, snapshots and the workspace.
         engine: runs the turns (``tierwise.workspace.app.assistant_engine`` for the reference app).
-        user_of: the user a request acts for (default: the local user; with ``require_key`` or
-            ``rate_limit``, the user of the request's API key, see :mod:`tierwise.server.auth`).
-        require_key: refuse requests without an API key (401) instead of acting for the local user.
+        user_of: the user a request acts for (default: the local user, whatever key a request
+            sends; with ``require_key``, the user of the request's API key, see
+            :mod:`tierwise.server.auth`).
+        require_key: refuse requests without a valid API key (401) instead of acting for the local
+            user. Only this checks keys: a rate limit does not.
         rate_limit: requests per minute per user (a token bucket as deep as one minute's worth;
             429 with ``Retry-After`` beyond it); ``None``: no limit.
         tune_gc: once started, :func:`tune_gc_for_serving` (for a process that only serves).
         hosts: the names the server answers to (``Host``); in local mode (no key required) a request
             for another name, or from another page's ``Origin``, is refused with 403 (see
             :mod:`tierwise.server.origin`). ``None``: any name (the ``Origin`` check still applies).
+        max_body_bytes: the largest ``/v1`` request body (413 beyond); default
+            ``TIERWISE_MAX_BODY_BYTES``, else 16 MB.
+
+    Raises:
+        UserError: ``TIERWISE_MAX_BODY_BYTES`` is not a positive number.
     """
     from tierwise.chat.terminal import local_user
     from tierwise.server import chats, openai_compat, usage, workspace_routes
+    from tierwise.server.openai_errors import document, max_body_bytes_from_env
     from tierwise.server.web import mount_web
 
     app = FastAPI(
@@ -147,18 +157,21 @@ def create_app(
     )
     app.state.store, app.state.engine, app.state.stops = store, engine, {}
     app.state.tune_gc = tune_gc
+    app.state.max_body_bytes = max_body_bytes if max_body_bytes is not None else max_body_bytes_from_env()
     default_user = app.state.local_user = local_user(store)
+    # Local mode: every request acts for the local user, whatever key it sends (OpenAI clients
+    # always send one). Keys are checked only when required; a rate limit does not turn that on.
     app.state.user_of = user_of or (lambda request: default_user)
     if require_key or rate_limit is not None:
         from tierwise.server.auth import RateLimiter, make_user_of, rate_limited
 
         limiter = RateLimiter(rate_limit) if rate_limit is not None else None
-        if user_of is None:
+        if user_of is None and require_key:
             app.state.user_of = make_user_of(
-                store, require_key=require_key, local_user_id=default_user, limiter=limiter
+                store, require_key=True, local_user_id=default_user, limiter=limiter
             )
         elif limiter is not None:
-            app.state.user_of = rate_limited(user_of, limiter)
+            app.state.user_of = rate_limited(app.state.user_of, limiter)
 
     if not require_key and user_of is None:  # local mode: no key stands between a web page and us
         from tierwise.server.origin import LocalOriginGuard
@@ -188,7 +201,12 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return _problem(exc.status_code, str(exc.detail))
+        headers = dict(exc.headers or {})  # a 405 keeps its Allow
+        if request.url.path.startswith("/v1/"):
+            from tierwise.server.openai_errors import openai_error
+
+            return openai_error(exc.status_code, str(exc.detail), headers=headers)
+        return _problem(exc.status_code, str(exc.detail), headers)
 
     @app.exception_handler(TierwiseError)
     async def tierwise_error(request: Request, exc: TierwiseError) -> JSONResponse:
@@ -208,4 +226,5 @@ def create_app(
     app.include_router(workspace_routes.router)
     app.include_router(usage.router)
     mount_web(app)
+    document(app, {"/v1/chat/completions": openai_compat.ChatCompletionRequest}, require_key=require_key)
     return app

@@ -2,8 +2,10 @@
 
 :func:`make_user_of` builds the ``user_of`` of :func:`~tierwise.server.app.create_app`: the user a
 request acts for is the owner of its key, sent as ``Authorization: Bearer <key>`` or ``X-API-Key:
-<key>``. A request without a key acts for the local user, unless keys are required (401). An
-unknown, malformed or revoked key is always a 401 — never a silent fall back to the local user.
+<key>`` — when keys are required: then a request without a key, or with an unknown, malformed or
+revoked one, is a 401, never a silent fall back to the local user. In local mode (keys not required)
+keys are not checked at all: every request acts for the local user, whatever key it sends, as the
+OpenAI clients always send one; a rate limit does not change that.
 
 :class:`RateLimiter` is a token bucket per user; wrapped around ``user_of`` (:func:`rate_limited`),
 a request over the limit is a 429 whose ``Retry-After`` says how many seconds to wait.
@@ -145,19 +147,20 @@ def make_user_of(
     local_user_id: str,
     limiter: RateLimiter | None = None,
 ) -> Callable[[Request], str]:
-    """The ``user_of`` of an app: the owner of the request's API key.
+    """The ``user_of`` of an app: with ``require_key``, the owner of the request's API key.
 
-    A request without a key acts for ``local_user_id``, unless ``require_key`` (then 401). An
-    unknown or revoked key is a 401 either way. With ``limiter``, each request also takes a token
-    from its user's bucket (429 with ``Retry-After`` when there is none).
+    With ``require_key`` a request without a key, or with an unknown, malformed or revoked one, is a
+    401. Without it (local mode) keys are not checked: every request acts for ``local_user_id``,
+    whatever key it sends (OpenAI clients always send one). With ``limiter``, each request also
+    takes a token from its user's bucket (429 with ``Retry-After`` when there is none).
     """
 
     def user_of(request: Request) -> str:
+        if not require_key:
+            return local_user_id
         key = key_of(request)
         if key is None:
-            if require_key:
-                raise ApiError(401, MISSING_KEY, headers=_CHALLENGE)
-            return local_user_id
+            raise ApiError(401, MISSING_KEY, headers=_CHALLENGE)
         user = user_for_key(store, key)
         if user is None:
             raise ApiError(

@@ -15,32 +15,40 @@ Choices, in short (sessions, storage and the current turn: :mod:`tierwise.server
 - **Model**: the upstream model is always used (``engine.model`` or the provider's default); the
   request's ``model`` is accepted and ignored. Responses name the model that answered.
 - **Tools** are the client's: they are packed (and counted), and the model's tool calls are streamed
-  back, never executed. A ``tool_choice`` naming one function is forwarded as ``"required"``.
+  back, never executed. ``tool_choice`` is forwarded as sent (a named one stays named).
+- **Parameters**: everything else the client sent (``response_format``, ``n``, ``stop``, ``seed``,
+  ``logprobs``, ``max_tokens`` only if sent, ``user``, unknown fields…) is forwarded as sent
+  (:mod:`tierwise.server.openai_params`); what the upstream answers beyond text and tool calls
+  (log probabilities, a refusal, further choices) is relayed.
 - **Budget**: ``engine.budget``; a ``max_tokens`` above its reserve reserves that many instead.
 - The answer is stored only when the stream completed, and *after* the client has it (``[DONE]``
   first, the write in the background); a failed or abandoned stream stores the request's messages
   but no half answer, so a retry with the same history carries on cleanly. The cost guard refuses
   a session over its limits with 429 ``insufficient_quota``.
 
-Errors are OpenAI-shaped (``{"error": {"message", "type", "code", "param"}}``): 400 for a body that
-is not JSON, lacks a required field or does not fit the budget, 422 for invalid values, 404 for an
-unknown ``/v1`` path or model, 502 when the upstream model fails (an ``error`` chunk if the stream
-had already started).
+Errors are OpenAI-shaped (``{"error": {"message", "type", "param", "code"}}``,
+:mod:`tierwise.server.openai_errors`), all found before the upstream is called: 400 for a body that
+is not JSON, lacks a required field, has an invalid value, a tool result without its call or does
+not fit the budget, 413 over the body size limit, 404 for an unknown ``/v1`` path or model, 405 (with
+``Allow``) for a method a path does not take, 502 when the upstream model fails (an ``error`` chunk if
+the stream had already started). The ``X-Tierwise-Session`` response header is the session key, or
+its hash when the key is not a safe header value.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
-from typing import Annotated, Any, Literal, NoReturn
+from typing import Any, NoReturn
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from tierwise.budget import Budget
 from tierwise.chat.costguard import BudgetExceeded
@@ -48,6 +56,7 @@ from tierwise.chat.engine import ChatEngine
 from tierwise.errors import BudgetError, TierwiseError, UserError
 from tierwise.packing.prefix import cache_breakpoints
 from tierwise.providers.base import (
+    ChoiceDelta,
     Done,
     Event,
     ModelRequest,
@@ -61,9 +70,27 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.errors import ProviderError
 from tierwise.server.app import ApiError
+from tierwise.server.openai_errors import (
+    ERROR_RESPONSES,
+    error_body,
+    max_body_bytes_from_env,
+    openai_error,
+    validation_error,
+)
+from tierwise.server.openai_params import (
+    BadRequest,
+    ChatCompletionRequest,
+    check_tool_choice,
+    check_tool_results,
+    extra_choices,
+    forwarded,
+    parse_body,
+    read_body,
+)
 from tierwise.server.openai_sessions import Sessions, Spent, Turn, session_key, spent_of
+from tierwise.store.checks import check_json
 
-__all__ = ["ChatCompletionRequest", "router"]
+__all__ = ["ChatCompletionRequest", "openai_error", "router", "session_header"]
 
 log = logging.getLogger(__name__)
 
@@ -73,135 +100,7 @@ SESSION_HEADER = "X-Tierwise-Session"
 PACK_TOKENS_HEADER = "X-Tierwise-Pack-Tokens"
 
 
-# -- the request -------------------------------------------------------------------------------
-
-
-class _Lenient(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class FunctionCall(_Lenient):
-    """A tool call's function: its name and JSON arguments."""
-
-    name: str
-    arguments: str = "{}"
-
-
-class ToolCallIn(_Lenient):
-    """A tool call in an assistant message of the history."""
-
-    id: str
-    type: Literal["function"] = "function"
-    function: FunctionCall
-
-
-class MessageIn(_Lenient):
-    """One message of the conversation (OpenAI's fields; others are ignored)."""
-
-    role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
-    name: str | None = None
-    tool_calls: list[ToolCallIn] | None = None
-    tool_call_id: str | None = None
-
-    def to_openai(self) -> dict[str, Any]:
-        """The message as an OpenAI message dict."""
-        message: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.name is not None:
-            message["name"] = self.name
-        if self.tool_calls:
-            message["tool_calls"] = [call.model_dump() for call in self.tool_calls]
-        if self.tool_call_id is not None:
-            message["tool_call_id"] = self.tool_call_id
-        return message
-
-
-class FunctionDef(BaseModel):
-    """A tool's function definition (kept as sent, unknown keys included)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    name: Annotated[str, Field(min_length=1, max_length=64)]
-
-
-class ToolIn(_Lenient):
-    """A tool the client offers."""
-
-    type: Literal["function"] = "function"
-    function: FunctionDef
-
-
-class StreamOptions(_Lenient):
-    """``stream_options``."""
-
-    include_usage: bool = False
-
-
-class ChatCompletionRequest(_Lenient):
-    """The body of ``POST /v1/chat/completions`` (unknown fields are ignored)."""
-
-    messages: Annotated[list[MessageIn], Field(min_length=1)]
-    model: str | None = None
-    stream: bool = False
-    stream_options: StreamOptions | None = None
-    max_tokens: Annotated[int | None, Field(ge=1)] = None
-    max_completion_tokens: Annotated[int | None, Field(ge=1)] = None
-    temperature: Annotated[float | None, Field(ge=0, le=2)] = None
-    tools: list[ToolIn] | None = None
-    tool_choice: Literal["none", "auto", "required"] | dict[str, Any] | None = None
-    user: str | None = None
-
-
 # -- errors ------------------------------------------------------------------------------------
-
-
-def _error_body(message: str, kind: str, code: str | None, param: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "code": code, "param": param}}
-
-
-def openai_error(
-    status: int,
-    message: str,
-    *,
-    code: str | None = None,
-    param: str | None = None,
-    headers: Mapping[str, str] | None = None,
-) -> JSONResponse:
-    """An OpenAI-shaped error response."""
-    kind = "invalid_request_error"
-    if status == 502:
-        kind = "upstream_error"
-    elif status >= 500:
-        kind = "server_error"
-    elif status == 401:
-        kind = "authentication_error"
-    elif status == 429:
-        kind = "rate_limit_error"
-    return JSONResponse(
-        _error_body(message, kind, code, param), status_code=status, headers=dict(headers or {})
-    )
-
-
-def _validation_error(exc: ValidationError) -> JSONResponse:
-    errors = exc.errors()
-    param = (".".join(str(p) for p in errors[0]["loc"]) or None) if errors else None
-    if errors and errors[0]["type"] == "missing":
-        return openai_error(
-            400, f"missing required parameter: {param!r}", code="missing_required_parameter", param=param
-        )
-    parts = []
-    for error in errors[:5]:
-        where = ".".join(str(p) for p in error.get("loc", ())) or "body"
-        parts.append(f"{where}: {error.get('msg', 'invalid')}")
-    return openai_error(422, "invalid request: " + "; ".join(parts), code="invalid_value", param=param)
-
-
-class _RequestError(Exception):
-    """A request this endpoint refuses, with its status and OpenAI error code."""
-
-    def __init__(self, status: int, message: str, code: str, param: str | None = None) -> None:
-        super().__init__(message)
-        self.status, self.code, self.param = status, code, param
 
 
 class _UpstreamFailed(Exception):
@@ -210,13 +109,13 @@ class _UpstreamFailed(Exception):
 
 def _provider_error(exc: ProviderError) -> dict[str, Any]:
     status = f" (status {exc.status})" if exc.status is not None else ""
-    return _error_body(f"the upstream model failed{status}: {exc}", "upstream_error", "upstream_error")
+    return error_body(f"the upstream model failed{status}: {exc}", "upstream_error", "upstream_error")
 
 
 def _upstream_error(exc: TierwiseError) -> dict[str, Any]:
     if isinstance(exc, ProviderError):
         return _provider_error(exc)
-    return _error_body(f"the upstream model failed: {exc}", "upstream_error", "upstream_error")
+    return error_body(f"the upstream model failed: {exc}", "upstream_error", "upstream_error")
 
 
 # -- sessions --------------------------------------------------------------------------------
@@ -253,7 +152,7 @@ def _user(request: Request) -> str | JSONResponse:
     return user
 
 
-@router.get("/models")
+@router.get("/models", responses=ERROR_RESPONSES)
 async def list_models(request: Request) -> Response:
     """The upstream model, in OpenAI's list format."""
     user = _user(request)
@@ -262,7 +161,7 @@ async def list_models(request: Request) -> Response:
     return JSONResponse({"object": "list", "data": [_model_object(model_name(request.app.state.engine))]})
 
 
-@router.get("/models/{model:path}")
+@router.get("/models/{model:path}", responses=ERROR_RESPONSES)
 async def get_model(model: str, request: Request) -> Response:
     """One model: the upstream's, else 404."""
     user = _user(request)
@@ -283,7 +182,7 @@ def _budget(engine: ChatEngine, max_tokens: int | None) -> Budget:
     budget = engine.budget
     if max_tokens is not None and max_tokens > budget.reserve:
         if max_tokens >= budget.window:
-            raise _RequestError(
+            raise BadRequest(
                 400,
                 f"max_tokens ({max_tokens}) leaves no room for the prompt in the {budget.window}-token "
                 "window; ask for fewer tokens",
@@ -294,36 +193,41 @@ def _budget(engine: ChatEngine, max_tokens: int | None) -> Budget:
     return budget
 
 
-@router.post("/chat/completions")
+@router.post("/chat/completions", responses=ERROR_RESPONSES)
 async def chat_completions(request: Request) -> Response:
-    """An OpenAI chat completion over the session's packed context (streamed or whole)."""
+    """An OpenAI chat completion over the session's packed context (streamed or whole).
+
+    The body is ``ChatCompletionRequest`` (read by hand: errors are OpenAI-shaped and checked before
+    the upstream is called); fields tierwise does not decide are forwarded upstream as sent.
+    """
     try:
-        data = json.loads(await request.body())
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return openai_error(400, "the body is not valid JSON; send a JSON object", code="invalid_json")
-    if not isinstance(data, dict):
-        return openai_error(400, "the body must be a JSON object", code="invalid_json")
-    try:
+        data = parse_body(await read_body(request, _max_body_bytes(request)))
         body = ChatCompletionRequest.model_validate(data)
+        check_tool_results(body.messages)
+        check_tool_choice(body)
+    except BadRequest as exc:
+        return openai_error(exc.status, str(exc), code=exc.code, param=exc.param)
     except ValidationError as exc:
-        return _validation_error(exc)
+        return validation_error(exc)
+    except RecursionError:
+        return openai_error(400, "the body is nested too deep; flatten it", code="invalid_json")
     user = _user(request)
     if isinstance(user, JSONResponse):
         return user
     try:
-        return await _complete(request, body, user)
-    except _RequestError as exc:
+        return await _complete(request, body, data, user)
+    except BadRequest as exc:
         return openai_error(exc.status, str(exc), code=exc.code, param=exc.param)
     except BudgetExceeded as exc:
         return openai_error(429, f"{exc} (the request was not sent)", code="insufficient_quota")
     except BudgetError as exc:
         return openai_error(400, str(exc), code="context_length_exceeded", param="messages")
     except _UpstreamFailed as exc:
-        return JSONResponse(_error_body(str(exc), "upstream_error", "upstream_error"), status_code=502)
+        return JSONResponse(error_body(str(exc), "upstream_error", "upstream_error"), status_code=502)
     except ProviderError as exc:
         return JSONResponse(_provider_error(exc), status_code=502)
     except UserError as exc:
-        return openai_error(422, str(exc), code="invalid_value")
+        return openai_error(400, str(exc), code="invalid_value")
     except Exception as exc:  # never a traceback
         log.exception("OpenAI-compatible completion failed")
         return openai_error(
@@ -333,16 +237,42 @@ async def chat_completions(request: Request) -> Response:
         )
 
 
-async def _complete(request: Request, body: ChatCompletionRequest, user: str) -> Response:
+def _max_body_bytes(request: Request) -> int:
+    state = request.app.state
+    limit = getattr(state, "max_body_bytes", None)
+    if limit is None:
+        limit = state.max_body_bytes = max_body_bytes_from_env()
+    assert isinstance(limit, int)
+    return limit
+
+
+def session_header(key: str) -> str:
+    """The session key as the ``X-Tierwise-Session`` response header, never a raw unsafe value.
+
+    As sent if it is a safe header value (printable ASCII, at most 128 characters), else
+    ``sha256-`` and its hash.
+    """
+    if len(key) <= 128 and key.isascii() and key.isprintable():
+        return key
+    return "sha256-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+async def _complete(
+    request: Request, body: ChatCompletionRequest, data: dict[str, Any], user: str
+) -> Response:
     engine: ChatEngine = request.app.state.engine
     sessions = _sessions(request)
     systems = [m for m in body.messages if m.role in ("system", "developer")]
-    conversation = [m.to_openai() for m in body.messages if m.role not in ("system", "developer")]
+    # As the store keeps it (NUL and lone surrogates → U+FFFD): the pack sent upstream, the held
+    # memory and a resent history after a restart all agree with what is stored.
+    conversation = check_json(
+        "messages", [m.to_openai() for m in body.messages if m.role not in ("system", "developer")]
+    )
     if not conversation:
-        raise _RequestError(
+        raise BadRequest(
             400, "messages holds only system messages; send a user message", "invalid_value", "messages"
         )
-    system = [m.to_openai() for m in systems] or None  # sent first and as given, never rewritten
+    system = check_json("messages", [m.to_openai() for m in systems]) or None  # sent first, as given
     tools = [t.model_dump() for t in body.tools or ()]
     max_tokens = body.max_completion_tokens or body.max_tokens
     budget = _budget(engine, max_tokens)
@@ -352,22 +282,17 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         [{"role": m.role, "content": m.content} for m in body.messages],
     )
     pack = await sessions.begin(user, key, Turn(conversation, system, tools, budget))
-    tool_choice: str | None = None
-    if isinstance(body.tool_choice, str):
-        tool_choice = body.tool_choice
-    elif body.tool_choice is not None:
-        tool_choice = "required"
     upstream = ModelRequest(
         messages=pack.messages,
         tools=pack.tools,
         model=engine.model,
-        max_tokens=max_tokens or budget.reserve or None,
         temperature=body.temperature,
-        tool_choice=tool_choice if pack.tools else None,
+        tool_choice=data.get("tool_choice") if pack.tools else None,  # as sent, a named one too
         cache_breakpoints=cache_breakpoints(pack.messages, system=len(systems)),
+        params=forwarded(data),  # as sent: max_tokens only if the client set it
     )
     headers = {
-        SESSION_HEADER: key,
+        SESSION_HEADER: session_header(key),
         PACK_TOKENS_HEADER: str(pack.tokens),
         "X-Tierwise-Chat": pack.chat_id,
     }
@@ -397,18 +322,19 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         finally:
             await aclose(stream)
         response, spent = await finish(seen)
+        first, others = extra_choices(response.extras)  # logprobs, a refusal, choices when n > 1
         choice = {
             "index": 0,
-            "message": response.message(),
+            "message": {**response.message(), **first["message"]},
             "finish_reason": _finish_reason(response),
-            "logprobs": None,
+            "logprobs": first["logprobs"],
         }
         completion = {
             "id": completion_id,
             "object": "chat.completion",
             "created": created,
             "model": response.model or name,
-            "choices": [choice],
+            "choices": [choice, *others],
             "usage": spent.openai(),
         }
         return JSONResponse(completion, headers=headers)
@@ -425,13 +351,20 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
         _reraise(exc)
     include_usage = bool(body.stream_options and body.stream_options.include_usage)
 
-    def chunk(delta: dict[str, Any], finish_reason: str | None = None, model: str = name) -> str:
+    def chunk(
+        delta: dict[str, Any],
+        finish_reason: str | None = None,
+        model: str = name,
+        index: int = 0,
+        logprobs: dict[str, Any] | None = None,
+    ) -> str:
+        choice = {"index": index, "delta": delta, "finish_reason": finish_reason, "logprobs": logprobs}
         payload = {
             "id": completion_id,
             "object": "chat.completion.chunk",
             "created": created,
             "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+            "choices": [choice],
         }
         return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
@@ -477,6 +410,9 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
                         function["name"] = event.name
                     piece["function"] = function
                     yield chunk({"tool_calls": [piece]})
+                elif isinstance(event, ChoiceDelta):  # as the upstream sent it (logprobs, n > 1…)
+                    delta, reason = dict(event.delta), event.finish_reason
+                    yield chunk(delta, reason, index=event.index, logprobs=event.logprobs)
                 elif isinstance(event, ToolCall):
                     complete_calls.append(event)
                 elif isinstance(event, Done):
@@ -515,8 +451,16 @@ async def _complete(request: Request, body: ChatCompletionRequest, user: str) ->
 
 
 @router.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False)
-async def unknown(path: str) -> Response:
-    """Anything else under ``/v1``: an OpenAI-shaped 404."""
+async def unknown(path: str, request: Request) -> Response:
+    """Anything else under ``/v1``: an OpenAI-shaped 404, or 405 with ``Allow`` for a known path."""
+    allow = "POST" if path == "chat/completions" else "GET" if path.split("/")[0] == "models" else None
+    if allow is not None:
+        return openai_error(
+            405,
+            f"/v1/{path} takes {allow}, not {request.method}",
+            code="method_not_allowed",
+            headers={"Allow": allow},
+        )
     return openai_error(404, f"unknown endpoint /v1/{path}", code="unknown_url")
 
 

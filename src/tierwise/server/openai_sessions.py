@@ -58,6 +58,8 @@ from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
+from tierwise.server.openai_history import diverged as _diverged
+from tierwise.server.openai_history import text_of
 from tierwise.server.spent import Spent, spent_of
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import new_id, utcnow
@@ -101,7 +103,8 @@ def session_key(header: str | None, user: str | None, messages: Sequence[Mapping
     system = next((m for m in messages if m.get("role") in ("system", "developer")), None)
     opening = next((m for m in messages if m.get("role") not in ("system", "developer")), None)
     first = [[m.get("role"), m.get("content")] if m is not None else None for m in (system, opening)]
-    digest = hashlib.sha256(json.dumps(first, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    dumped = json.dumps(first, sort_keys=True, ensure_ascii=False)
+    digest = hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest()  # lone surrogates too
     return f"auto-{digest[:32]}"
 
 
@@ -110,37 +113,6 @@ def entity_id(key: str) -> str:
     if len(key) <= _MAX_ENTITY_ID and key.isprintable():
         return key
     return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
-def text_of(content: Any) -> str:
-    """A message content's text (the text parts of a list content)."""
-    if isinstance(content, list):
-        texts = [p.get("text") for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
-        return "\n".join(t for t in texts if isinstance(t, str))
-    return content if isinstance(content, str) else ""
-
-
-def _fingerprint(message: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What must match between a stored message and the client's copy of it.
-
-    A tool result's content is not compared (memory may keep a large one as a blob reference).
-    """
-    role = message.get("role")
-    if role == "tool":
-        return (role, message.get("tool_call_id"))
-    calls = tuple(
-        (c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
-        for c in message.get("tool_calls") or ()
-        if isinstance(c, Mapping)
-    )
-    return (role, text_of(message.get("content")).strip(), calls)
-
-
-def _diverged(stored: Sequence[Mapping[str, Any]], conversation: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether the client's history differs from the stored one (a message stored as sent is alike)."""
-    return len(stored) > len(conversation) or any(
-        a != b and _fingerprint(a) != _fingerprint(b) for a, b in zip(stored, conversation, strict=False)
-    )
 
 
 @dataclass(frozen=True)
@@ -546,7 +518,7 @@ class Sessions:
             self._forget(chat.user_id, prepared.key)
 
     def _store_answer(self, prepared: Prepared, response: ModelResponse, spent: Spent) -> None:
-        chat, store, guard = prepared.memory, self.store, self.engine.guard
+        chat, store = prepared.memory, self.store
         user, chat_id = chat.user_id, chat.chat_id
         details = {
             "source": "openai-compat",
@@ -564,20 +536,38 @@ class Sessions:
                 "saved_dollars": round(spent.saved_dollars, 6),
             },
         }
-        with store.batch(savepoints=False):
-            self._settle(prepared)  # what of it has not run yet
-            if prepared.answered:
-                chat.flush()  # the answer (and whatever else is staged)
-            else:  # take_answer() failed: stored (and remembered) now
-                chat.add(response.message(), metadata={"source": "openai-compat", "model": response.model})
-            checksum = prepared.pack.report.checksum
-            store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
-            store.add_tokens_used(user, chat_id, spent.total_tokens)
-            if guard is not None:
-                guard.record(
-                    user,
-                    chat_id,
-                    tokens=spent.total_tokens,
-                    dollars=spent.dollars,
-                    cached_tokens=spent.cached_tokens,
-                )
+        checksum = prepared.pack.report.checksum
+        try:
+            with store.batch(savepoints=False):
+                self._settle(prepared)  # what of it has not run yet
+                if prepared.answered:
+                    chat.flush()  # the answer (and whatever else is staged)
+                else:  # take_answer() failed: stored (and remembered) now
+                    chat.add(
+                        response.message(), metadata={"source": "openai-compat", "model": response.model}
+                    )
+                store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
+                store.add_tokens_used(user, chat_id, spent.total_tokens)
+                self._record_spend(user, chat_id, spent)
+        except Exception:
+            # The upstream answered (and billed): its spending is recorded even though the turn's
+            # messages were not stored (all of the batch was rolled back), so limits still hold.
+            try:
+                with store.batch(savepoints=False):
+                    store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
+                    self._record_spend(user, chat_id, spent)
+            except Exception:
+                log.exception("recording the spending of session %s failed", prepared.key)
+            raise
+
+    def _record_spend(self, user: str, chat_id: str, spent: Spent) -> None:
+        """The cost guard's record of a turn's spending (nothing without a guard)."""
+        guard = self.engine.guard
+        if guard is not None:
+            guard.record(
+                user,
+                chat_id,
+                tokens=spent.total_tokens,
+                dollars=spent.dollars,
+                cached_tokens=spent.cached_tokens,
+            )

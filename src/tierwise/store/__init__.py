@@ -3,10 +3,14 @@
 SQLite by default (a file in the data dir), PostgreSQL when ``TIERWISE_DATABASE_URL`` says so.
 :func:`migrate` brings a database to the newest schema; :meth:`Store.open` migrates and returns a
 :class:`Store`, whose every method is scoped to the ``user_id`` it is given.
+
+Text is stored the same way on both backends: a NUL character (U+0000) or a lone UTF-16
+surrogate, which neither can keep as text, is stored as U+FFFD (:func:`clean_text`).
 """
 
 from __future__ import annotations
 
+from tierwise.store.checks import clean_text
 from tierwise.store.engine import create_engine, current_revision, head_revision, migrate
 from tierwise.store.errors import NotFoundError, StoreError
 from tierwise.store.records import (
@@ -23,6 +27,7 @@ from tierwise.store.records import (
 )
 from tierwise.store.repository import CHAT_FIELDS, Store
 from tierwise.store.settings import data_dir, database_url
+from tierwise.store.usage import UsageTotals
 
 __all__ = [
     "CHAT_FIELDS",
@@ -38,7 +43,9 @@ __all__ = [
     "StoredMessage",
     "StoredSegment",
     "ToolCallRecord",
+    "UsageTotals",
     "User",
+    "clean_text",
     "create_engine",
     "current_revision",
     "data_dir",

@@ -84,15 +84,16 @@ class ArtifactsMixin(StoreBase):
         The messages ``first_seq``..``last_seq`` get its id as their ``segment_id`` (and messages it
         no longer covers lose it).
         """
-        check_text("segment_id", segment_id)
+        segment_id = check_text("segment_id", segment_id)
         for name, value in (("seq", seq), ("first_seq", first_seq), ("last_seq", last_seq)):
             check_count(name, value)
         if last_seq < first_seq:
             raise InputError(f"segment {segment_id!r}: last_seq {last_seq} is before first_seq {first_seq}")
-        check_text("header", header)
-        check_text("summary", summary)
-        for name, optional in (("topic", topic), ("outcome", outcome), ("boundary_reason", boundary_reason)):
-            check_text(name, optional, optional=True)
+        header = check_text("header", header)
+        summary = check_text("summary", summary)
+        topic = check_text("topic", topic, optional=True)
+        outcome = check_text("outcome", outcome, optional=True)
+        boundary_reason = check_text("boundary_reason", boundary_reason, optional=True)
         check_count("token_count", token_count)
         check_time("started_at", started_at)
         check_time("ended_at", ended_at)
@@ -166,8 +167,8 @@ class ArtifactsMixin(StoreBase):
         if not isinstance(content, bytes | bytearray | memoryview):
             raise InputError(f"blob content must be bytes, got {type(content).__name__}")
         data = bytes(content)
-        check_text("mime", mime)
-        check_text("summary", summary, optional=True)
+        mime = check_text("mime", mime)
+        summary = check_text("summary", summary, optional=True)
         sha = hashlib.sha256(data).hexdigest()
         blob = models.Blob
         with self._write() as session:
@@ -247,7 +248,7 @@ class ArtifactsMixin(StoreBase):
         if isinstance(budget_percent, bool) or not isinstance(budget_percent, int | float):
             raise InputError(f"budget_percent must be a number, got {budget_percent!r}")
         check_json("budget_percent", budget_percent)
-        check_text("checksum", checksum, optional=True)
+        checksum = check_text("checksum", checksum, optional=True)
         check_time("at", at)
         row = models.ContextSnapshot(
             id=models.new_id(),
@@ -304,19 +305,15 @@ class ArtifactsMixin(StoreBase):
         """Append several entries to the user's audit log in one statement, in order."""
         records = []
         for entry in entries:
-            check_text("event", entry.event)
-            check_text("chat_id", entry.chat_id, optional=True)
-            check_text("checksum", entry.checksum, optional=True)
             record = AuditRecord(
                 models.new_id(),
                 user_id,
-                entry.chat_id,
-                entry.event,
-                entry.checksum,
-                dict(entry.details or {}),
+                check_text("chat_id", entry.chat_id, optional=True),
+                check_text("event", entry.event),
+                check_text("checksum", entry.checksum, optional=True),
+                check_json("details", dict(entry.details or {})),
                 models.utcnow(),
             )
-            check_json("details", record.details)
             records.append(record)
         if not records:
             return []

@@ -5,8 +5,8 @@ JSON columns are ``JSON`` (``JSONB`` on PostgreSQL), timestamps are timezone-awa
 (:class:`UTCDateTime`). Every row that belongs to a chat carries the chat's ``user_id`` too, tied to
 it by a composite foreign key ``(chat_id, user_id) → chats(id, user_id)``: the database itself
 guarantees a row can only be reached under the user who owns its chat. Deleting a chat cascades to
-its messages, tool calls, segments and snapshots; blobs belong to the user, audit entries outlive
-the chat they mention.
+its messages, tool calls, segments and snapshots; blobs belong to the user, audit entries (and the
+cost guard's usage rows) outlive the chat they mention.
 
 These classes are internal: :class:`~tierwise.store.repository.Store` returns frozen records.
 """
@@ -51,6 +51,7 @@ __all__ = [
     "ContextSnapshot",
     "Segment",
     "UTCDateTime",
+    "UsageEntry",
     "User",
     "new_id",
     "utcnow",
@@ -321,6 +322,29 @@ class AuditEntry(Base):
     event: Mapped[str] = mapped_column(Text)
     checksum: Mapped[str | None] = mapped_column(Text)
     details: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime]
+
+
+class UsageEntry(Base):
+    """One turn's spending, as the cost guard sums it (the ``usage`` audit entry of the same id, in columns).
+
+    Kept beside the audit log so that a limit check is one aggregate over an index that covers it
+    (no JSON read per row): the user's rows since the month began, and the chat's rows. Like audit
+    entries, they outlive the chat they mention.
+    """
+
+    __tablename__ = "usage_log"
+    __table_args__ = (
+        Index("ix_usage_log_user_id_created_at", "user_id", "created_at", "tokens", "dollars"),
+        Index("ix_usage_log_user_id_chat_id", "user_id", "chat_id", "tokens", "dollars"),
+    )
+
+    id: Mapped[str] = mapped_column(ID, primary_key=True)
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
+    chat_id: Mapped[str | None] = mapped_column(ID)
+    tokens: Mapped[int] = mapped_column(BigInteger)
+    dollars: Mapped[float] = mapped_column(Float)
+    cached_tokens: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime]
 
 

@@ -7,6 +7,14 @@ message or blob is indistinguishable from one that does not exist (:class:`NotFo
 lists never include another user's rows. Methods return frozen records, never ORM objects, and
 each write is committed before the method returns.
 
+Text is kept alike on SQLite and PostgreSQL: every string written — a message's content, parts,
+name and fields, a tool call's arguments and result, a segment's header and summary, a blob's
+summary, audit details, JSON keys included — has each NUL character (U+0000) and each lone UTF-16
+surrogate replaced with U+FFFD (a surrogate pair becomes its character); the records returned
+hold the text as stored (:func:`~tierwise.store.checks.clean_text`). PostgreSQL cannot keep a NUL
+and neither backend can encode a lone surrogate, so refusing them would lose the whole turn
+(ARCHITECTURE.md decision 46).
+
 Example:
     >>> store = Store.open("sqlite://")
     >>> user = store.create_user("Ada")
@@ -178,7 +186,7 @@ class Store(ArtifactsMixin, UsageMixin):
 
     def create_user(self, name: str, *, user_id: str | None = None) -> User:
         """A new user (``user_id`` generated unless given; an id in use is an :class:`InputError`)."""
-        check_text("name", name)
+        name = check_text("name", name)
         if user_id is not None and not (isinstance(user_id, str) and 0 < len(user_id) <= 36):
             raise InputError(f"a user id is a string of 1 to 36 characters, got {user_id!r}")
         row = models.User(id=user_id or models.new_id(), name=name, created_at=models.utcnow())
@@ -214,10 +222,10 @@ class Store(ArtifactsMixin, UsageMixin):
             NotFoundError: ``user_id`` is not a user (no ``id`` given).
             InputError: the ``id`` given is taken, or ``user_id`` is not a user.
         """
-        check_text("id", id, optional=True)
-        check_text("title", title)
-        check_text("context_type", context_type)
-        check_text("entity_id", entity_id, optional=True)
+        id = check_text("id", id, optional=True)
+        title = check_text("title", title)
+        context_type = check_text("context_type", context_type)
+        entity_id = check_text("entity_id", entity_id, optional=True)
         check_count("token_limit", token_limit)
         now = models.utcnow()
         values: dict[str, Any] = {
@@ -291,7 +299,7 @@ class Store(ArtifactsMixin, UsageMixin):
 
     def update_chat(self, user_id: str, chat_id: str, **fields: Any) -> Chat:
         """Change the chat's fields (names in :data:`CHAT_FIELDS`) and return it."""
-        check_chat_fields(fields)
+        fields = check_chat_fields(fields)
         statement = (  # one Core UPDATE … RETURNING: the narrative is written each time a segment closes
             sa.update(_CHAT)
             .where(*_OWN_CHAT)
@@ -354,7 +362,7 @@ class Store(ArtifactsMixin, UsageMixin):
         check_count("token_count", token_count)
         check_time("at", at)
         meta = dict(check_json("metadata", dict(metadata or {})))
-        check_json("tool_results", tool_results)
+        tool_results = check_json("tool_results", tool_results)
         now = models.utcnow()
         with self._write() as session:
             # One statement takes the position and locks the chat: concurrent appends queue here.
@@ -502,11 +510,11 @@ class Store(ArtifactsMixin, UsageMixin):
         at: datetime | None = None,
     ) -> ToolCallRecord:
         """Record one tool execution asked for by message ``message_id`` of the chat."""
-        check_text("tool_name", tool_name)
+        tool_name = check_text("tool_name", tool_name)
         args = dict(check_json("arguments", dict(arguments)))
-        check_json("result", result)
+        result = check_json("result", result)
         check_count("duration_ms", duration_ms, optional=True)
-        check_text("error", error, optional=True)
+        error = check_text("error", error, optional=True)
         check_time("at", at)
         with self._write() as session:
             found = session.execute(

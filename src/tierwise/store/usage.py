@@ -7,21 +7,72 @@ OpenAI-compatible endpoint both write them) and, since prompt caching is account
 ``saved_dollars``; every model call leaves one ``pack`` entry. Audit
 entries outlive the chat they mention, so a deleted chat's spending still counts for its user.
 
+The cost guard's ledger is here too: :meth:`UsageMixin.record_usage` writes a turn's ``usage``
+audit entry with a row of ``usage_log`` (the same figures in columns), and
+:meth:`UsageMixin.usage_totals` sums a chat's and the user's current period in one statement over
+indexes that cover it, however many turns the user has taken.
+
 Mixed into :class:`~tierwise.store.repository.Store`; the same per-user scoping applies.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 
+from tierwise.errors import InputError
 from tierwise.store import models
 from tierwise.store._base import StoreBase
-from tierwise.store.checks import check_text, check_time
+from tierwise.store.checks import check_count, check_text, check_time
+from tierwise.store.errors import NotFoundError
 
-__all__ = ["AuditCount", "SpendGroup", "UsageMixin"]
+__all__ = ["AuditCount", "SpendGroup", "UsageMixin", "UsageTotals"]
+
+_USAGE: sa.Table = models.UsageEntry.__table__  # type: ignore[assignment]
+_AUDIT: sa.Table = models.AuditEntry.__table__  # type: ignore[assignment]
+
+
+def _totals_query() -> sa.CompoundSelect[Any]:
+    """The chat's usage (all time) and the user's since ``:b_since``: two rows, one statement.
+
+    Each half reads only its own index (``user_id, chat_id, …`` and ``user_id, created_at, …``),
+    which also holds the summed columns, so no table row (and no JSON) is read.
+    """
+    usage = _USAGE.c
+
+    def summed(part: int, *where: Any) -> sa.Select[Any]:
+        zero: sa.ColumnClause[int] = sa.literal_column(
+            "0"
+        )  # constants in the SQL: nothing to bind on every check
+        return sa.select(
+            sa.literal_column(str(part), sa.Integer),
+            sa.func.coalesce(sa.func.sum(usage.tokens), zero),
+            sa.func.coalesce(sa.func.sum(usage.dollars), zero),
+        ).where(usage.user_id == sa.bindparam("b_user"), *where)
+
+    return sa.union_all(
+        summed(0, usage.chat_id == sa.bindparam("b_chat")),
+        summed(1, usage.created_at >= sa.bindparam("b_since", type_=models.UTCDateTime())),
+    )
+
+
+_TOTALS = _totals_query()
+_INSERT_USAGE = sa.insert(_USAGE)
+_INSERT_USAGE_AUDIT = sa.insert(_AUDIT)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """What the cost guard sums: a chat's tokens and dollars (all time), and the user's since a moment."""
+
+    chat_tokens: int = 0
+    chat_dollars: float = 0.0
+    since_tokens: int = 0
+    since_dollars: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,3 +197,63 @@ class UsageMixin(StoreBase):
         with self._read() as session:
             rows = session.execute(query.group_by(entry.chat_id)).all()
         return [AuditCount(chat, int(count), _aware(last)) for chat, count, last in rows]
+
+    # the cost guard's ledger ----------------------------------------------------------------------
+
+    def record_usage(
+        self,
+        user_id: str,
+        chat_id: str | None,
+        *,
+        tokens: int,
+        dollars: float,
+        cached_tokens: int = 0,
+        at: datetime | None = None,
+    ) -> None:
+        """Record one turn's spending: a ``usage`` audit entry and its ``usage_log`` row, in one commit.
+
+        Args:
+            user_id: whose spending.
+            chat_id: the chat it was spent in.
+            tokens: the turn's tokens (prompt and completion).
+            dollars: what they cost (finite, 0 or more).
+            cached_tokens: how many of its prompt tokens the model's cache served.
+            at: when (timezone-aware; default now).
+        """
+        chat_id = check_text("chat_id", chat_id, optional=True)
+        check_count("tokens", tokens)
+        check_count("cached_tokens", cached_tokens)
+        check_time("at", at)
+        if isinstance(dollars, bool) or not isinstance(dollars, int | float) or not math.isfinite(dollars):
+            raise InputError(f"dollars must be a finite number, got {dollars!r}")
+        row = {
+            "id": models.new_id(),
+            "user_id": user_id,
+            "chat_id": chat_id,
+            "tokens": tokens,
+            "dollars": float(dollars),
+            "cached_tokens": cached_tokens,
+            "created_at": at or models.utcnow(),
+        }
+        details = {"tokens": tokens, "dollars": dollars, "cached_tokens": cached_tokens}
+        audit = {"id": row["id"], "user_id": user_id, "chat_id": chat_id, "event": "usage"}
+        audit.update(checksum=None, details=details, created_at=row["created_at"])
+        with self._write() as session:
+            try:
+                session.execute(_INSERT_USAGE_AUDIT, audit)
+                session.execute(_INSERT_USAGE, row)
+            except sa.exc.IntegrityError:  # the user foreign key
+                raise NotFoundError("user", user_id, user_id) from None
+
+    def usage_totals(self, user_id: str, chat_id: str, since: datetime) -> UsageTotals:
+        """The chat's recorded spending (all time) and the user's since ``since``, in one statement.
+
+        Only :meth:`record_usage` rows count (the ``usage`` audit entries). ``since`` is
+        timezone-aware, usually the start of the month.
+        """
+        check_time("since", since)
+        params = {"b_user": user_id, "b_chat": chat_id, "b_since": since}
+        with self._read() as session:
+            rows = sorted(session.execute(_TOTALS, params).all())  # (the order of UNION ALL is not SQL's)
+        (_, chat_tokens, chat_dollars), (_, since_tokens, since_dollars) = rows
+        return UsageTotals(int(chat_tokens), float(chat_dollars), int(since_tokens), float(since_dollars))

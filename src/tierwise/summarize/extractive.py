@@ -24,6 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from bm25s.stopwords import STOPWORDS_EN_PLUS
@@ -175,6 +176,7 @@ FILLER = frozenset(
     ]
 )
 _CAPITALISED = re.compile(r"(?<=[\w,;:!] )[A-Z][a-z]+|^[A-Z][a-z]+(?=[,!.])")
+_SYMBOL = re.compile(r"[^\w\s]|_")
 _SPEAKER = re.compile(r"^([A-Za-z][A-Za-z0-9 '-]{0,30}):\s+(.*)$")  # a line that opens a turn
 _CUES = re.compile(
     r"\b(decid\w*|agree\w*|chose|choos\w*|will|won't|plan\w*|need\w*|must|should|deadline|due|"
@@ -222,8 +224,11 @@ def english_rarity(word: str, counter: TokenCounter | None) -> float:
     A word that is one low-ranked token (" important") is common in the text the tokenizer was
     trained on; a rare word takes several tokens or a late merge. Data the package already has.
     """
-    if counter is None:
-        return 1.0
+    return 1.0 if counter is None else _rarity(word, counter)
+
+
+@lru_cache(maxsize=65_536)
+def _rarity(word: str, counter: TokenCounter) -> float:
     ids = counter.encode(" " + word)
     if len(ids) > 1:
         return 1.0
@@ -253,8 +258,7 @@ def is_log_line(sentence: str) -> bool:
     if _LOG.search(sentence):
         return True
     text = sentence.strip()
-    symbols = sum(not (c.isalnum() or c.isspace()) for c in text)
-    return len(text) >= 12 and symbols / len(text) > 0.3
+    return len(text) >= 12 and len(_SYMBOL.findall(text)) / len(text) > 0.3
 
 
 @dataclass

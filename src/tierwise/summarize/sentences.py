@@ -59,7 +59,26 @@ def _pieces(line: str) -> list[str]:
     return [line[i : i + _LONG_LINE] for i in range(0, len(line), _LONG_LINE)]
 
 
-def _split_line(line: str) -> list[str]:
+# A dot that may not end a sentence: in a number (3.5), before a letter (e.g, app.py, v0.4),
+# after a short capitalised word or a single letter (Dr. Smith, J. Doe), in an ellipsis or a URL.
+# Lines without one are split at every mark followed by a space (what pySBD does for them, checked
+# on the LoCoMo turns); the others go to pySBD.
+_AMBIGUOUS = re.compile(r"\d[.,:]\d|\.[A-Za-z0-9]|\b(?:[A-Z][a-z]{0,3}|[A-Za-z])\.|\.\.|…|://|www\.")
+_PLAIN_BOUNDARY = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
+_INSIDE = re.compile(r"[.!?…](?=.*\S)")  # a boundary mark with text after it: more than one sentence
+
+
+@lru_cache(maxsize=8192)
+def _split_line(line: str) -> tuple[str, ...]:
+    """One line's sentences; cached, since a turn is read by several layers (and turns repeat)."""
+    if not _INSIDE.search(line):  # one sentence at most: pySBD has nothing to decide
+        return (line,)
+    if not _AMBIGUOUS.search(line):  # every mark ends a sentence: nothing for pySBD to decide either
+        return tuple(p for p in _PLAIN_BOUNDARY.split(line) if p)
+    return tuple(_segment(line))
+
+
+def _segment(line: str) -> list[str]:
     urls: list[str] = []
 
     def mask(match: re.Match[str]) -> str:

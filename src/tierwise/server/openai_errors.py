@@ -1,0 +1,171 @@
+"""OpenAI-shaped errors of the ``/v1`` endpoints, and their part of the OpenAPI document.
+
+An error is ``{"error": {"message", "type", "param", "code"}}`` with OpenAI's status: 400 for a body
+that is not JSON, lacks a field or has an invalid value (never 422: the SDKs map 422 to another
+exception than OpenAI's servers cause), 401 a bad key, 404 an unknown path or model, 405 a method a
+path does not take (with ``Allow``), 413 a body over the size limit, 429 a rate or spending limit,
+500 an internal error, 502 the upstream model failed.
+
+:func:`document` adds to the app's OpenAPI document what the ``/v1`` routes read by hand: the
+request body's schema, the error responses and the bearer security scheme.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ValidationError
+
+from tierwise.errors import UserError
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "ERROR_RESPONSES",
+    "ErrorResponse",
+    "document",
+    "error_body",
+    "max_body_bytes_from_env",
+    "openai_error",
+    "validation_error",
+]
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong: a message that says what to fix, its kind, the parameter and a code."""
+
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    """An OpenAI-shaped error."""
+
+    error: ErrorDetail
+
+
+_DESCRIPTIONS = {
+    400: "Invalid request: not JSON, a missing or invalid parameter, or too long for the budget",
+    401: "Missing, unknown or revoked API key (only with --require-key)",
+    404: "Unknown endpoint or model",
+    405: "Method not allowed (see the Allow header)",
+    413: "The request body is over the size limit (TIERWISE_MAX_BODY_BYTES)",
+    429: "Rate limit (Retry-After) or spending limit (code insufficient_quota)",
+    500: "Internal error; nothing already stored was lost",
+    502: "The upstream model failed",
+}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorResponse, "description": text} for status, text in _DESCRIPTIONS.items()
+}
+"""The error responses of a ``/v1`` route, for its decorator's ``responses``."""
+
+
+def error_body(message: str, kind: str, code: str | None, param: str | None = None) -> dict[str, Any]:
+    """The JSON of an OpenAI-shaped error."""
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def openai_error(
+    status: int,
+    message: str,
+    *,
+    code: str | None = None,
+    param: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    """An OpenAI-shaped error response."""
+    kind = "invalid_request_error"
+    if status == 502:
+        kind = "upstream_error"
+    elif status >= 500:
+        kind = "server_error"
+    elif status == 401:
+        kind = "authentication_error"
+    elif status == 429:
+        kind = "rate_limit_error"
+    return JSONResponse(
+        error_body(message, kind, code, param), status_code=status, headers=dict(headers or {})
+    )
+
+
+def validation_error(exc: ValidationError) -> JSONResponse:
+    """A body that failed validation: 400 naming the first parameter at fault."""
+    errors = exc.errors(include_url=False, include_input=False)
+    param = (".".join(str(p) for p in errors[0]["loc"]) or None) if errors else None
+    if errors and errors[0]["type"] == "missing":
+        return openai_error(
+            400, f"missing required parameter: {param!r}", code="missing_required_parameter", param=param
+        )
+    parts = []
+    for error in errors[:5]:
+        where = ".".join(str(p) for p in error.get("loc", ())) or "body"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return openai_error(400, "invalid request: " + "; ".join(parts), code="invalid_value", param=param)
+
+
+def max_body_bytes_from_env() -> int:
+    """``TIERWISE_MAX_BODY_BYTES``: the largest ``/v1`` request body accepted (default 16 MB).
+
+    Raises:
+        UserError: the variable is not a positive whole number.
+    """
+    raw = os.environ.get("TIERWISE_MAX_BODY_BYTES", "").strip()
+    if not raw:
+        return DEFAULT_MAX_BODY_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UserError(
+            f"TIERWISE_MAX_BODY_BYTES={raw!r} is not a positive number of bytes; use e.g. 16777216 (16 MB)"
+        )
+    return value
+
+
+def document(app: FastAPI, request_models: Mapping[str, type[BaseModel]], *, require_key: bool) -> None:
+    """Add the ``/v1`` request schemas and the bearer security scheme to ``app``'s OpenAPI document.
+
+    ``request_models`` maps a path (``/v1/chat/completions``) to the model of its POST body. With
+    ``require_key`` every ``/v1`` and ``/api`` operation needs the bearer key; without, it is optional
+    (any key or none is accepted in local mode).
+    """
+    build: Callable[[], dict[str, Any]] = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        components = schema.setdefault("components", {})
+        schemas = components.setdefault("schemas", {})
+        for path, model in request_models.items():
+            body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            schemas.update(body.pop("$defs", {}))
+            schemas[model.__name__] = body
+            operation = schema.get("paths", {}).get(path, {}).get("post")
+            if operation is not None:
+                ref = {"$ref": f"#/components/schemas/{model.__name__}"}
+                content = {"application/json": {"schema": ref}}
+                operation["requestBody"] = {"required": True, "content": content}
+        components.setdefault("securitySchemes", {})["bearer"] = {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key from `tierwise keys create`; any key or none in local mode.",
+        }
+        security: list[dict[str, list[str]]] = [{"bearer": []}] if require_key else [{"bearer": []}, {}]
+        for path, operations in schema.get("paths", {}).items():
+            if path.startswith(("/v1/", "/api/")) and path != "/api/health":
+                for operation in operations.values():
+                    if isinstance(operation, dict):
+                        operation["security"] = security
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

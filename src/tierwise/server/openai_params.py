@@ -1,0 +1,351 @@
+"""The body of ``POST /v1/chat/completions``: read, checked, and what of it goes upstream unchanged.
+
+Everything that can fail is checked here, before the upstream model is called (and billed): the
+body's size (413 over ``TIERWISE_MAX_BODY_BYTES``), JSON nested deeper than :data:`MAX_DEPTH`,
+values out of OpenAI's ranges, a ``user`` longer than :data:`MAX_USER_CHARS`, a tool message
+whose ``tool_call_id`` answers no earlier assistant tool call (all 400, naming the fix).
+
+What the client sent beyond the conversation is forwarded as sent (:func:`forwarded`):
+``response_format``, ``n``, ``stop``, ``seed``, ``top_p``, penalties, ``logprobs``, ``tool_choice``,
+``max_tokens`` (only if sent), ``user``, ``metadata``, unknown fields… — tierwise adds nothing.
+:func:`extra_choices` puts back together what the upstream answered beyond the text and tool calls
+(log probabilities, a refusal, the further choices when ``n`` > 1).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from tierwise.providers.base import ChoiceDelta
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_USER_CHARS",
+    "BadRequest",
+    "ChatCompletionRequest",
+    "extra_choices",
+    "forwarded",
+    "parse_body",
+    "read_body",
+]
+
+MAX_DEPTH = 64  # JSON nesting levels (OpenAI's structured outputs allow 5 in a schema)
+MAX_USER_CHARS = 512
+_CONTAINERS = (dict, list)  # what json.loads nests
+# Fields tierwise itself decides, or sends in the pack's place; the rest is forwarded as sent.
+_OWN = frozenset({"messages", "model", "stream", "stream_options", "tools", "tool_choice", "temperature"})
+
+
+class BadRequest(Exception):
+    """A request refused before anything was sent upstream: its status, OpenAI error code and parameter."""
+
+    def __init__(self, status: int, message: str, code: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.param = status, code, param
+
+
+# -- the model ---------------------------------------------------------------------------------
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class FunctionCall(_Lenient):
+    """A tool call's function: its name and JSON arguments."""
+
+    name: str
+    arguments: str = "{}"
+
+
+class ToolCallIn(_Lenient):
+    """A tool call in an assistant message of the history."""
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class MessageIn(_Lenient):
+    """One message of the conversation (OpenAI's fields; others are ignored)."""
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+    name: str | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        """The message as an OpenAI message dict."""
+        message: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.name is not None:
+            message["name"] = self.name
+        if self.tool_calls:
+            message["tool_calls"] = [call.model_dump() for call in self.tool_calls]
+        if self.tool_call_id is not None:
+            message["tool_call_id"] = self.tool_call_id
+        return message
+
+
+class FunctionDef(BaseModel):
+    """A tool's function definition (kept as sent, unknown keys included)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class ToolIn(_Lenient):
+    """A tool the client offers."""
+
+    type: Literal["function"] = "function"
+    function: FunctionDef
+
+
+class NamedFunction(_Lenient):
+    """The function a named ``tool_choice`` forces."""
+
+    name: Annotated[str, Field(min_length=1)]
+
+
+class NamedToolChoice(_Lenient):
+    """``{"type": "function", "function": {"name": …}}``: the model must call this tool."""
+
+    type: Literal["function"] = "function"
+    function: NamedFunction
+
+
+class ResponseFormat(BaseModel):
+    """``response_format``: ``text``, ``json_object`` or ``json_schema`` (kept as sent)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+
+
+class StreamOptions(_Lenient):
+    """``stream_options``."""
+
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(BaseModel):
+    """The body of ``POST /v1/chat/completions``; fields not listed are forwarded upstream as sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+    messages: Annotated[list[MessageIn], Field(min_length=1)]
+    model: str | None = None
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    max_tokens: Annotated[int | None, Field(ge=1)] = None
+    max_completion_tokens: Annotated[int | None, Field(ge=1)] = None
+    temperature: Annotated[float | None, Field(ge=0, le=2)] = None
+    top_p: Annotated[float | None, Field(ge=0, le=1)] = None
+    n: Annotated[int | None, Field(ge=1, le=128)] = None
+    stop: str | Annotated[list[str], Field(max_length=4)] | None = None
+    seed: int | None = None
+    frequency_penalty: Annotated[float | None, Field(ge=-2, le=2)] = None
+    presence_penalty: Annotated[float | None, Field(ge=-2, le=2)] = None
+    logprobs: bool | None = None
+    top_logprobs: Annotated[int | None, Field(ge=0, le=20)] = None
+    logit_bias: dict[str, float] | None = None
+    response_format: ResponseFormat | None = None
+    tools: list[ToolIn] | None = None
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    user: Annotated[str | None, Field(max_length=MAX_USER_CHARS)] = None
+    metadata: dict[str, str] | None = None
+    reasoning_effort: str | None = None
+
+
+# -- reading and checking ----------------------------------------------------------------------
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, refused with 413 past ``limit`` bytes (before reading it all, if it says so)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(limit: int) -> BadRequest:
+    return BadRequest(
+        413,
+        f"the request body is over {limit:,} bytes; send a shorter conversation (the limit is "
+        "TIERWISE_MAX_BODY_BYTES)",
+        "request_too_large",
+    )
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    """The body as a JSON object, at most :data:`MAX_DEPTH` levels deep.
+
+    Raises:
+        BadRequest: 400, not JSON, not an object, or nested too deep.
+    """
+    try:
+        data = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BadRequest(400, "the body is not valid JSON; send a JSON object", "invalid_json") from None
+    except RecursionError:
+        raise _too_deep() from None
+    if not isinstance(data, dict):
+        raise BadRequest(400, "the body must be a JSON object", "invalid_json")
+    if _deeper_than(data, MAX_DEPTH):
+        raise _too_deep()
+    return data
+
+
+def _too_deep() -> BadRequest:
+    return BadRequest(
+        400, f"the body is nested more than {MAX_DEPTH} levels deep; flatten it", "invalid_json"
+    )
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether ``data`` nests containers more than ``limit`` deep (iteratively: no recursion)."""
+    level: list[Any] = [data]
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[Any] = []
+        add = below.append
+        for item in level:
+            for value in item.values() if type(item) is dict else item:
+                if type(value) in _CONTAINERS and value:  # (strings, most of a body, are skipped)
+                    add(value)
+        level = below
+    return False
+
+
+def check_tool_results(messages: Sequence[MessageIn]) -> None:
+    """Refuse a tool message that answers no earlier assistant tool call (as OpenAI does: 400).
+
+    Raises:
+        BadRequest: the message's index and ``tool_call_id`` named.
+    """
+    calls: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.role == "assistant":
+            calls.update(call.id for call in message.tool_calls or ())
+        elif message.role == "tool":
+            if message.tool_call_id is None:
+                raise BadRequest(
+                    400,
+                    f"messages[{index}] is a tool message without tool_call_id; give the id of the "
+                    "assistant tool call it answers",
+                    "invalid_value",
+                    f"messages.{index}.tool_call_id",
+                )
+            if message.tool_call_id not in calls:
+                raise BadRequest(
+                    400,
+                    f"messages[{index}]: tool_call_id {message.tool_call_id!r} answers no tool call of an "
+                    "earlier assistant message; send the assistant message with that call before it",
+                    "invalid_value",
+                    f"messages.{index}.tool_call_id",
+                )
+
+
+def check_tool_choice(body: ChatCompletionRequest) -> None:
+    """A named ``tool_choice`` must name one of the request's tools (OpenAI: 400)."""
+    choice = body.tool_choice
+    if isinstance(choice, NamedToolChoice):
+        names = {tool.function.name for tool in body.tools or ()}
+        if choice.function.name not in names:
+            raise BadRequest(
+                400,
+                f"tool_choice names {choice.function.name!r}, which is not among the request's tools; "
+                "add it to tools or name another",
+                "invalid_value",
+                "tool_choice",
+            )
+
+
+def forwarded(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What the upstream gets of the client's fields, as sent: all but the ones tierwise decides.
+
+    A ``null`` is left out (to OpenAI the same as not sending the field; some servers refuse it).
+    """
+    return {k: v for k, v in data.items() if k not in _OWN and v is not None}
+
+
+# -- the answer's other parts ------------------------------------------------------------------
+
+
+def extra_choices(extras: Sequence[ChoiceDelta]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The first choice's other fields (``refusal``, ``logprobs``…) and the further choices, whole.
+
+    Returns:
+        the fields to add to choice 0 (``message`` fields under ``"message"``, and ``logprobs``),
+        and the choices with index 1 and up in OpenAI's non-streamed format.
+    """
+    by_index: dict[int, list[ChoiceDelta]] = {}
+    for extra in extras:
+        by_index.setdefault(extra.index, []).append(extra)
+    first = _assemble(by_index.pop(0, []), whole=False)
+    return first, [_assemble(pieces, whole=True) | {"index": i} for i, pieces in sorted(by_index.items())]
+
+
+def _assemble(pieces: Sequence[ChoiceDelta], *, whole: bool) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": None} if whole else {}
+    calls: dict[int, dict[str, Any]] = {}
+    logprobs: dict[str, Any] | None = None
+    finish: str | None = None
+    for piece in pieces:
+        for key, value in piece.delta.items():
+            if key == "role":
+                continue
+            if key == "tool_calls" and isinstance(value, list):
+                _add_calls(calls, value)
+            elif isinstance(value, str) and isinstance(message.get(key), str):
+                message[key] += value
+            else:
+                message[key] = value
+        if piece.logprobs is not None:
+            logprobs = _merge_logprobs(logprobs, piece.logprobs)
+        finish = piece.finish_reason or finish
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    if not whole:
+        return {"message": message, "logprobs": logprobs}
+    return {"message": message, "logprobs": logprobs, "finish_reason": finish or "stop"}
+
+
+def _add_calls(calls: dict[int, dict[str, Any]], pieces: list[Any]) -> None:
+    for position, piece in enumerate(pieces):
+        if not isinstance(piece, Mapping):
+            continue
+        index = piece.get("index", position)
+        empty = {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+        call = calls.setdefault(index, empty)
+        call["id"] = call["id"] or piece.get("id") or ""
+        function = piece.get("function") or {}
+        call["function"]["name"] = call["function"]["name"] or function.get("name") or ""
+        call["function"]["arguments"] += function.get("arguments") or ""
+
+
+def _merge_logprobs(into: dict[str, Any] | None, more: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(into or {})
+    for key, value in more.items():
+        if isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = merged[key] + value
+        elif value is not None or key not in merged:
+            merged[key] = value
+    return merged
