@@ -115,6 +115,10 @@ def entity_id(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
+HEAVY_MESSAGES = 1_000
+"""A request carrying more messages than this is prepared in a worker thread (see :meth:`Sessions.run`)."""
+
+
 @dataclass(frozen=True)
 class Turn:
     """What a request asks for: its conversation (no system messages), its system messages, tools, budget."""
@@ -144,6 +148,7 @@ class Prepared:
     recorded: bool = False
     answered: bool = False
     lost: bool = False
+    heavy: bool = False  # a long history: its store and memory work runs off the loop
 
     @property
     def chat_id(self) -> str:
@@ -170,6 +175,7 @@ class _Finish:
     work: Callable[[], None]
     task: asyncio.Task[None] | None = None
     started: bool = False
+    heavy: bool = False
 
 
 class Sessions:
@@ -194,25 +200,28 @@ class Sessions:
 
     # -- on the event loop -------------------------------------------------------------------------
 
-    async def run(self, work: Callable[[], T]) -> T:
+    async def run(self, work: Callable[[], T], *, heavy: bool = False) -> T:
         """Run store-and-memory ``work``: on the event loop for SQLite, in a worker thread otherwise.
 
         SQLite is in the process: its calls are CPU work that a worker thread would only contend for
         the interpreter lock with (measured: added p99 1.7 s with threads vs 0.15 s inline, 50
         clients). A PostgreSQL call waits on a socket, so it goes to a worker thread.
+
+        ``heavy`` work (a long history to ingest or load) goes to a worker thread even on SQLite: it
+        would hold the loop, and every other client, for its whole length.
         """
-        if self.inline:
+        if self.inline and not heavy:
             return work()
         return await anyio.to_thread.run_sync(work)
 
-    async def later(self, work: Callable[[], T]) -> T:
+    async def later(self, work: Callable[[], T], *, heavy: bool = False) -> T:
         """:meth:`run` background ``work`` (a piece of it): on the loop, one piece at a time.
 
         Each piece first lets the loop serve what is waiting (new requests, chunks to relay), and
         pieces of different sessions queue for their turn instead of running back to back: a
         request waits for one piece at most, not for every session's.
         """
-        if not self.inline:
+        if not self.inline or heavy:  # heavy: as in run()
             return await anyio.to_thread.run_sync(work)
         async with self._one_piece:
             await asyncio.sleep(0)
@@ -232,16 +241,18 @@ class Sessions:
         sent the pack upstream, while the answer is awaited.
         """
         await self.wait(user, key)
-        prepared = await self.run(lambda: self.prepare(user, key, turn))
+        heavy = len(turn.conversation) > HEAVY_MESSAGES  # a long history: off the loop, even on SQLite
+        prepared = await self.run(lambda: self.prepare(user, key, turn), heavy=heavy)
+        prepared.heavy = heavy
 
         async def settle() -> None:
             try:  # in pieces (and, first, the caller sends the pack upstream)
                 await self.summaries(prepared)
-                while await self.later(partial(self.settle, prepared, "upkeep")):
+                while await self.later(partial(self.settle, prepared, "upkeep"), heavy=heavy):
                     pass
                 if prepared.memory.unsynced:  # a closed segment, a long history: a piece of its own
-                    await self.later(partial(self.settle, prepared, "messages"))
-                await self.later(partial(self.settle, prepared))
+                    await self.later(partial(self.settle, prepared, "messages"), heavy=heavy)
+                await self.later(partial(self.settle, prepared), heavy=heavy)
             except Exception:
                 log.exception("storing the request of session %s failed", key)
 
@@ -269,7 +280,7 @@ class Sessions:
         Only memory changes here, on the answer's path; the store's writes come after.
         """
         try:
-            await self.run(partial(self.take_answer, packed.handle, response))
+            await self.run(partial(self.take_answer, packed.handle, response), heavy=packed.handle.heavy)
         except Exception:  # end() stores (and remembers) it all the same
             log.exception("remembering the answer of session %s failed", packed.key)
         self.end(packed, response, spent)
@@ -292,7 +303,7 @@ class Sessions:
             except Exception:
                 log.exception("storing the answer of session %s failed", prepared.key)
 
-        job = _Finish(work)
+        job = _Finish(work, heavy=prepared.heavy)
 
         async def later() -> None:
             try:
@@ -311,7 +322,7 @@ class Sessions:
     async def _start(self, job: _Finish, *, now: bool = False) -> None:
         if not job.started:
             job.started = True
-            await (self.run if now else self.later)(job.work)
+            await (self.run if now else self.later)(job.work, heavy=job.heavy)
 
     async def wait(self, user: str, key: str) -> None:
         """With a cost guard: make sure the session's previous spend is recorded (run it now, or wait)."""

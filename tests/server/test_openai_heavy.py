@@ -1,0 +1,56 @@
+"""A long history is prepared and stored off the event loop, even on SQLite (issue 16, item 4)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import httpx
+import pytest
+
+from tierwise.budget import Budget
+from tierwise.chat.engine import ChatEngine
+from tierwise.providers.testing import ScriptedModel
+from tierwise.server import create_app, openai_sessions
+from tierwise.store import Store
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("messages", [3, 41])
+async def test_a_long_history_is_prepared_and_stored_in_a_worker_thread(
+    store: Store, messages: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(openai_sessions, "HEAVY_MESSAGES", 20)
+    where: dict[str, str] = {}
+    prepare, finish = openai_sessions.Sessions.prepare, openai_sessions.Sessions.finish
+
+    def spy(name: str, method: Any) -> Any:
+        def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+            where[name] = threading.current_thread().name
+            return method(self, *args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(openai_sessions.Sessions, "prepare", spy("prepare", prepare))
+    monkeypatch.setattr(openai_sessions.Sessions, "finish", spy("finish", finish))
+    app = create_app(
+        store, ChatEngine(store, ScriptedModel("Done."), budget=Budget(window=4_000, reserve=500))
+    )
+    history = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"note {i}"} for i in range(messages)
+    ]
+    assert history[-1]["role"] == "user"
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
+        response = await http.post(
+            "/v1/chat/completions", json={"messages": history}, headers={"X-Tierwise-Session": "long"}
+        )
+        assert response.status_code == 200, response.text
+        await app.state.openai_sessions.drain()
+    loop = threading.main_thread().name
+    if messages > 20 or store.engine.dialect.name != "sqlite":  # SQLite: on the loop unless long
+        assert where["prepare"] != loop and where["finish"] != loop
+    else:
+        assert where["prepare"] == loop and where["finish"] == loop
+    (chat,) = store.list_chats(app.state.user_of(None), context_type="api")
+    assert len(store.list_messages(chat.user_id, chat.id)) == messages + 1  # nothing lost
