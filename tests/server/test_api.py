@@ -219,3 +219,19 @@ def test_startup_warms_the_tokenizer_and_tunes_the_collector_only_when_asked(tun
         gc.unfreeze()
         gc.set_threshold(*thresholds)
         store.close()
+
+
+def test_a_405_allows_every_method_of_the_path_and_errors_are_documented(api: Api) -> None:
+    async def go() -> tuple[httpx.Response, httpx.Response, dict[str, Any]]:
+        async with api.client() as client:
+            options = await client.request("OPTIONS", "/api/chats")
+            put = await client.request("PUT", "/api/chats/x")
+            return options, put, (await client.get("/openapi.json")).json()
+
+    options, put, schema = run(go())
+    assert options.status_code == 405 and options.headers["allow"] == "GET, POST"
+    assert set(put.headers["allow"].split(", ")) == {"GET", "PATCH", "DELETE"}
+    responses = schema["paths"]["/api/chats/{chat_id}"]["get"]["responses"]
+    assert {"404", "405", "429", "500"} <= set(responses)
+    new_chat = schema["components"]["schemas"]["NewChat"]
+    assert new_chat["then"]["required"] == ["entity_id"]  # a project or task chat names its entity

@@ -202,6 +202,9 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         headers = dict(exc.headers or {})  # a 405 keeps its Allow
+        if exc.status_code == 405 and not request.url.path.startswith("/v1/"):  # /v1 sets its own
+            # every method of the path, not only its first route's
+            headers["Allow"] = _allowed(request) or headers.get("Allow", "")
         if request.url.path.startswith("/v1/"):
             from tierwise.server.openai_errors import openai_error
 
@@ -228,3 +231,20 @@ def create_app(
     mount_web(app)
     document(app, {"/v1/chat/completions": openai_compat.ChatCompletionRequest}, require_key=require_key)
     return app
+
+
+def _allowed(request: Request) -> str:
+    """The methods some route of the request's path takes (``GET, PATCH``), for a 405's ``Allow``.
+
+    Asked of the router itself, method by method, so included routers answer for their routes.
+    """
+    from starlette.routing import Match
+
+    # The routes that matched the path but not the method (a mount or a catch-all takes any method).
+    routes = [r for r in request.app.router.routes if r.matches(request.scope)[0] is Match.PARTIAL]
+    allowed = []
+    for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+        scope = {**request.scope, "method": method}
+        if any(route.matches(scope)[0] is Match.FULL for route in routes):
+            allowed.append(method)
+    return ", ".join(allowed)

@@ -39,7 +39,20 @@ ContextType = Literal["global", "project", "task", "calendar"]
 class NewChat(BaseModel):
     """A chat to create: optionally titled, optionally about a project, task or the calendar."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={  # a project or task chat names one; a global or calendar chat none
+            "if": {
+                "properties": {"context_type": {"enum": ["project", "task"]}},
+                "required": ["context_type"],
+            },
+            "then": {
+                "required": ["entity_id"],
+                "properties": {"entity_id": {"type": "string", "minLength": 1}},
+            },
+            "else": {"properties": {"entity_id": {"anyOf": [{"type": "null"}, {"pattern": "^\\s*$"}]}}},
+        },
+    )
 
     title: Annotated[str | None, Field(max_length=200)] = None
     context_type: ContextType = "global"

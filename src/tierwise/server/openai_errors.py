@@ -61,6 +61,17 @@ _DESCRIPTIONS = {
     500: "Internal error; nothing already stored was lost",
     502: "The upstream model failed",
 }
+_API_ERRORS = {
+    400: "Invalid request body or JSON",
+    401: "Missing, unknown or revoked API key (only with --require-key)",
+    404: "No such chat, task, project, note or event (for this user)",
+    405: "Method not allowed (see the Allow header)",
+    409: "A turn is already running in this chat",
+    413: "The request body is over the size limit",
+    422: "A value is out of range or malformed; the message names the fix",
+    429: "Rate limit (Retry-After) or spending limit",
+    500: "Internal error; nothing already stored was lost",
+}
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse, "description": text} for status, text in _DESCRIPTIONS.items()
 }
@@ -159,6 +170,20 @@ def document(app: FastAPI, request_models: Mapping[str, type[BaseModel]], *, req
             "scheme": "bearer",
             "description": "An API key from `tierwise keys create`; any key or none in local mode.",
         }
+        schemas["Problem"] = {
+            "type": "object",
+            "properties": {"error": {"type": "string", "description": "What went wrong and the fix"}},
+            "required": ["error"],
+        }
+        problem = {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        for path, operations in schema.get("paths", {}).items():
+            if not path.startswith("/api/"):
+                continue
+            for operation in operations.values():
+                if isinstance(operation, dict):
+                    responses = operation.setdefault("responses", {})
+                    for status, text in _API_ERRORS.items():
+                        responses.setdefault(str(status), {"description": text, "content": problem})
         security: list[dict[str, list[str]]] = [{"bearer": []}] if require_key else [{"bearer": []}, {}]
         for path, operations in schema.get("paths", {}).items():
             if path.startswith(("/v1/", "/api/")) and path != "/api/health":

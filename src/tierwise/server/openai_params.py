@@ -74,6 +74,14 @@ class ToolCallIn(_Lenient):
 class MessageIn(_Lenient):
     """One message of the conversation (OpenAI's fields; others are ignored)."""
 
+    # A tool message answers a call: the schema says so, as the 400 for one without its id does.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": {"properties": {"role": {"const": "tool"}}, "required": ["role"]},
+            "then": {"required": ["tool_call_id"], "properties": {"tool_call_id": {"type": "string"}}},
+        }
+    )
+
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: str | list[dict[str, Any]] | None = None
     name: str | None = None
