@@ -24,3 +24,20 @@ def test_a_small_load_run(tmp_path: Path) -> None:
         for kind in ("added_ms", "added_ms_new_session", "added_ms_continuing", "added_ms_server_side"):
             assert 0 <= figures[kind]["p50"] <= figures[kind]["p99"] <= figures[kind]["max"]
     assert (tmp_path / "p.json").exists()
+
+
+def test_a_hostile_neighbour_run_reports_the_others_beside_it(tmp_path: Path) -> None:
+    result = run(
+        clients=2,
+        requests=8,
+        seconds=30,
+        paces={"slow": Pace(first_ms=150, chunks=3, gap_ms=5)},
+        console=Console(quiet=True),
+        hostile=3_001,
+    )
+    assert result["hostile_messages"] == 3_001
+    for server in ("tierwise", "passthrough"):
+        figures = result["runs"]["slow"][server]
+        assert figures["failed"] == 0 and figures["hostile_seconds"] > 0
+        beside = figures["added_ms_beside_hostile"]
+        assert beside is not None and 0 <= beside["p50"] <= beside["p99"]

@@ -214,17 +214,21 @@ def bench_proxy_command(
     out: Annotated[
         Path | None, typer.Option(help="Also write JSON here (e.g. bench/results/proxy.json).")
     ] = None,
+    hostile: Annotated[
+        int,
+        typer.Option(help="A neighbour also posts one conversation of this many messages (e.g. 100001)."),
+    ] = 0,
 ) -> None:
     """Load the OpenAI-compatible proxy on loopback (fake upstream) beside a bare passthrough peer."""
     from tierwise.bench.proxy import PACES, run
 
-    if clients < 1 or requests < 1 or seconds <= 0:
-        raise _fail("--clients and --requests must be at least 1, --seconds above 0")
+    if clients < 1 or requests < 1 or seconds <= 0 or hostile < 0:
+        raise _fail("--clients and --requests must be at least 1, --seconds above 0, --hostile 0 or more")
     unknown = sorted(set(pace or ()) - set(PACES))
     if unknown:
         raise _fail(f"unknown --pace {', '.join(unknown)}; use {' or '.join(PACES)}")
     paces = {name: PACES[name] for name in pace} if pace else None
-    run(clients=clients, requests=requests, seconds=seconds, paces=paces, out=out)
+    run(clients=clients, requests=requests, seconds=seconds, paces=paces, out=out, hostile=hostile)
 
 
 @bench_app.command("cache")

@@ -237,7 +237,7 @@ async def _client(
     start_s: float,
     requests: int,
     deadline: float,
-    out: list[tuple[str, int, float]],
+    out: list[tuple[str, int, float, float]],
 ) -> None:
     history: list[dict[str, str]] = [{"role": "system", "content": "You are a concise assistant."}]
     for turn in range(10):
@@ -266,9 +266,9 @@ async def _client(
                     for choice in json.loads(payload).get("choices", []):
                         answer.append(choice.get("delta", {}).get("content") or "")
             except (OSError, ValueError, asyncio.IncompleteReadError):  # a failure ends this conversation
-                out.append((question, n, -1.0))
+                out.append((question, n, -1.0, started))
                 return
-            out.append((question, n, time.perf_counter() - started))
+            out.append((question, n, time.perf_counter() - started, started))
             history += [
                 {"role": "user", "content": question},
                 {"role": "assistant", "content": "".join(answer)},
@@ -277,50 +277,91 @@ async def _client(
         connection.close()
 
 
+def _hostile(messages: int) -> bytes:
+    """A conversation of ``messages`` messages and a question: the neighbour's one request."""
+    history = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"Imported note {i}: the offsite venue."}
+        for i in range(messages - 1)
+    ]
+    if history and history[-1]["role"] == "user":
+        history.append({"role": "assistant", "content": "Noted."})
+    history.append({"role": "user", "content": "What did we decide about the venue?"})
+    return json.dumps({"model": "any", "stream": True, "messages": history}).encode()
+
+
 def _load(
-    base: str, clients: int, requests: int, seconds: float, spread_s: float
-) -> tuple[list[tuple[str, int, float]], float]:
-    """In the client process: run the clients; their (question, seconds) and the run's wall time.
+    base: str, clients: int, requests: int, seconds: float, spread_s: float, hostile: int = 0
+) -> tuple[list[tuple[str, int, float, float]], float, tuple[float, float] | None]:
+    """In the client process: run the clients; their results, the run's wall time, the hostile window.
 
     Client ``i`` starts ``i * spread_s / clients`` seconds in, so the clients' requests are spread
-    over one upstream answer instead of arriving in lockstep (50 at once, every round).
+    over one upstream answer instead of arriving in lockstep (50 at once, every round). With
+    ``hostile`` > 0 a neighbour posts one conversation of that many messages a second in, and the
+    (start, end) of its request is returned, to tell the others' requests that overlapped it.
     """
-    done: list[tuple[str, int, float]] = []
+    done: list[tuple[str, int, float, float]] = []
+    window: list[float] = []
+    body = _hostile(hostile) if hostile else b""
     # The clients are the instrument: their garbage collections (100+ ms pauses with 50 growing
     # histories) would be timed as the server's latency. The process ends with the run.
     gc.collect()
     gc.disable()
+
+    async def neighbour(connection: _Connection) -> None:
+        await asyncio.sleep(1.0)
+        window.append(time.perf_counter())
+        try:
+            await connection.post_stream("/v1/chat/completions", body, {"X-Tierwise-Session": "neighbour"})
+        except (OSError, ValueError, asyncio.IncompleteReadError) as exc:  # reported, not hidden
+            done.append((f"neighbour failed: {exc}", 0, -1.0, window[0]))
+        window.append(time.perf_counter())
+        connection.close()
 
     async def load() -> float:
         host, port = base.removeprefix("http://").rsplit(":", 1)
         made = [_Connection(host, int(port)) for _ in range(clients)]
         deadline = time.monotonic() + seconds
         started = time.perf_counter()
-        await asyncio.gather(
-            *(_client(c, i, i * spread_s / clients, requests, deadline, done) for i, c in enumerate(made))
-        )
+        jobs = [_client(c, i, i * spread_s / clients, requests, deadline, done) for i, c in enumerate(made)]
+        if hostile:
+            jobs.append(neighbour(_Connection(host, int(port))))
+        await asyncio.gather(*jobs)
         return time.perf_counter() - started
 
-    return done, asyncio.run(load())
+    elapsed = asyncio.run(load())
+    return done, elapsed, (window[0], window[1]) if len(window) == 2 else None
 
 
 def _measure(
-    app: Any, upstream: TimedUpstream, clients: int, requests: int, seconds: float, pool: ProcessPoolExecutor
+    app: Any,
+    upstream: TimedUpstream,
+    clients: int,
+    requests: int,
+    seconds: float,
+    pool: ProcessPoolExecutor,
+    hostile: int = 0,
 ) -> dict[str, Any]:
     clock = ServerClock(app)
     with serve_in_thread(clock) as base:
         tune_gc_for_serving()  # as `tierwise serve` does once started (for both servers alike)
         cpu = time.process_time()
         spread = upstream.pace.stream_ms / 1000
-        done, elapsed = pool.submit(_load, base, clients, requests, seconds, spread).result()
+        done, elapsed, window = pool.submit(_load, base, clients, requests, seconds, spread, hostile).result()
         cpu = time.process_time() - cpu
     added = [
-        (n, (total - upstream.spent.get(question, 0.0)) * 1000) for question, n, total in done if total >= 0
+        (n, (total - upstream.spent.get(question, 0.0)) * 1000)
+        for question, n, total, _ in done
+        if total >= 0
+    ]
+    overlapping = [
+        (total - upstream.spent.get(question, 0.0)) * 1000
+        for question, _, total, begun in done
+        if total >= 0 and window is not None and begun < window[1] and begun + total > window[0]
     ]
     every = [ms for _, ms in added]
     server = [
         (clock.spans[question] - upstream.spent.get(question, 0.0)) * 1000
-        for question, _, total in done
+        for question, _, total, _ in done
         if total >= 0 and question in clock.spans
     ]
     return {
@@ -334,6 +375,9 @@ def _measure(
         "added_ms_continuing": _latency([ms for n, ms in added if n > 0]),
         "added_ms_server_side": _latency(server),
         "server_cpu_ms_per_request": round(cpu * 1000 / max(len(added), 1), 2),
+        # With a hostile neighbour: its request's seconds, and the others' requests that overlapped it.
+        "hostile_seconds": round(window[1] - window[0], 2) if window else None,
+        "added_ms_beside_hostile": _latency(overlapping) if window else None,
     }
 
 
@@ -345,27 +389,36 @@ def run(
     paces: Mapping[str, Pace] | None = None,
     out: Path | None = None,
     console: Console | None = None,
+    hostile: int = 0,
 ) -> dict[str, Any]:
     """Run the load at each pace (default :data:`PACES`) against tierwise and against the peer.
+
+    ``hostile`` > 0: a neighbour posts one conversation of that many messages a second into each
+    run; the others' added latency while it was in flight is reported beside the rest.
 
     Prints the figures and returns them (and writes them as JSON to ``out``, if given).
     """
     console = console or Console()
-    result: dict[str, Any] = {"clients": clients, "target_p99_ms": TARGET_P99_MS, "runs": {}}
+    result: dict[str, Any] = {
+        "clients": clients,
+        "target_p99_ms": TARGET_P99_MS,
+        "hostile_messages": hostile,
+        "runs": {},
+    }
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
         pool.submit(time.sleep, 0).result()  # start the client process before timing anything
         for name, pace in (PACES if paces is None else paces).items():
             runs: dict[str, Any] = {"pace": {**asdict(pace), "stream_ms": pace.stream_ms}}
             upstream = TimedUpstream(pace)
             runs["passthrough"] = _measure(
-                passthrough_app(upstream), upstream, clients, requests, seconds, pool
+                passthrough_app(upstream), upstream, clients, requests, seconds, pool, hostile
             )
             with tempfile.TemporaryDirectory(prefix="tierwise-proxy-") as tmp:
                 store = Store.open(f"sqlite:///{Path(tmp) / 'proxy.db'}")
                 upstream = TimedUpstream(pace)
                 engine = ChatEngine(store, upstream, budget=Budget(window=4_000, reserve=500))
                 app = create_app(store, engine)
-                runs["tierwise"] = _measure(app, upstream, clients, requests, seconds, pool)
+                runs["tierwise"] = _measure(app, upstream, clients, requests, seconds, pool, hostile)
                 store.close()
             result["runs"][name] = runs
     _print(result, console)
@@ -402,3 +455,13 @@ def _print(result: dict[str, Any], console: Console) -> None:
             )
     console.print(table)
     console.print(f"target: added p99 < {result['target_p99_ms']:g} ms at the model pace")
+    if result.get("hostile_messages"):
+        for name, runs in result["runs"].items():
+            for server in ("tierwise", "passthrough"):
+                r = runs[server]
+                beside = r.get("added_ms_beside_hostile")
+                figures = pair(beside) if beside else "none overlapped"
+                console.print(
+                    f"{name} · {server}: a neighbour's {result['hostile_messages']:,}-message request took "
+                    f"{r['hostile_seconds']} s; the others' added p50/p99 beside it: {figures} ms"
+                )
