@@ -23,7 +23,7 @@ from tierwise.memory.narrative import day_label
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.turns import Turn, render_turn
 from tierwise.summarize.base import Summarizer, SummaryRejected, check_summary
-from tierwise.summarize.dates import anchor_dates
+from tierwise.summarize.dates import CALENDAR_ABBREVIATIONS, CALENDAR_WORDS, anchor_dates
 from tierwise.summarize.extractive import ExtractiveSummarizer, content_words, is_filler, is_log_line
 from tierwise.summarize.sentences import split_sentences
 from tierwise.tokens import TokenCounter
@@ -37,51 +37,7 @@ _ENTITY = re.compile(
     r"\b(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[a-z]+_[a-z0-9_]+|[A-Z]{2,}\d*\+?)\b"
     r"|[\w.-]*\w(?:/[\w.-]*\w)+|\bv\d+(?:\.\d+)+"
 )
-_CALENDAR = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-        "mon",
-        "tue",
-        "tues",
-        "wed",
-        "thu",
-        "thur",
-        "thurs",
-        "fri",
-        "sat",
-        "sun",
-    ]
-)
+_CALENDAR = CALENDAR_WORDS | CALENDAR_ABBREVIATIONS
 _NOT_ENTITY = frozenset(
     {
         "I",

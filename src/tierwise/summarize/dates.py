@@ -13,7 +13,52 @@ from datetime import date, datetime, timedelta
 
 from dateutil.relativedelta import relativedelta
 
-__all__ = ["anchor_dates", "day"]
+__all__ = ["CALENDAR_ABBREVIATIONS", "CALENDAR_WORDS", "anchor_dates", "day"]
+
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+CALENDAR_WORDS = frozenset(
+    [*_MONTHS, "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+)
+"""Month and day names: when something happened, never what it was about."""
+CALENDAR_ABBREVIATIONS = frozenset(
+    [
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "mon",
+        "tue",
+        "tues",
+        "wed",
+        "thu",
+        "thur",
+        "thurs",
+        "fri",
+        "sat",
+        "sun",
+    ]
+)
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3}
