@@ -226,9 +226,8 @@ def replay_summarizer(model: str | None, counter: TokenCounter) -> Summarizer | 
     Raises:
         InputError: a model is named but ``TIERWISE_BASE_URL`` is not set, or a setting is bad.
     """
-    from tierwise.chat.summaries import OFF, check_summary_model
-    from tierwise.providers import OpenAICompatProvider, ProviderSettings, SyncCompletion
-    from tierwise.summarize.llm import LLMSummarizer
+    from tierwise.chat.summaries import OFF, check_summary_model, model_summarizer
+    from tierwise.providers import OpenAICompatProvider, ProviderSettings
 
     settings = ProviderSettings.load()
     name = check_summary_model(model) or settings.summary_model
@@ -240,13 +239,7 @@ def replay_summarizer(model: str | None, counter: TokenCounter) -> Summarizer | 
             "if it needs one), or leave out --summary-model for extractive summaries"
         )
     provider = OpenAICompatProvider(settings, model=name)
-    return LLMSummarizer(
-        SyncCompletion(provider),
-        model=name,
-        max_tokens=settings.summary_max_tokens,
-        input_tokens=settings.summary_input_tokens,
-        counter=counter,
-    )
+    return model_summarizer(provider, model=name, settings=settings, background_only=False, counter=counter)
 
 
 def show_replay(report: ReplayReport, console: Any) -> None:

@@ -37,6 +37,7 @@ from tierwise.memory.upkeep import merge_text
 from tierwise.providers.base import Provider, SyncCompletion
 from tierwise.providers.settings import ProviderSettings
 from tierwise.summarize.llm import LLMSummarizer, off_request_path
+from tierwise.tokens import TokenCounter
 
 __all__ = [
     "OFF",
@@ -75,6 +76,7 @@ def model_summarizer(
     model: str | None = None,
     settings: ProviderSettings | None = None,
     background_only: bool = True,
+    counter: TokenCounter | None = None,
 ) -> LLMSummarizer | None:
     """The summarizer of a chat with ``provider``, or ``None`` when summaries stay extractive.
 
@@ -86,6 +88,7 @@ def model_summarizer(
         model: ``--summary-model``; default ``TIERWISE_SUMMARY_MODEL``, else the provider's model.
         settings: the settings (default: read from the environment now).
         background_only: ask the model only off the request path (see the module docstring).
+        counter: the tokenizer for the summaries' caps (default: the shared one).
 
     Raises:
         InputError: a ``TIERWISE_SUMMARY_*`` variable has a bad value, or ``model`` is blank.
@@ -100,6 +103,7 @@ def model_summarizer(
         max_tokens=settings.summary_max_tokens,
         input_tokens=settings.summary_input_tokens,
         background_only=background_only,
+        counter=counter,
     )
 
 
