@@ -52,10 +52,10 @@ def backend_store(store_url: str) -> Iterator[Store]:
 
 
 class Service:
-    def __init__(self, store: Store, provider: Provider, budget: Budget) -> None:
+    def __init__(self, store: Store, provider: Provider, budget: Budget, shared: bool | None = None) -> None:
         self.store = store
         self.engine = ChatEngine(store, provider, budget=budget)
-        self.app = create_app(store, self.engine)
+        self.app = create_app(store, self.engine, shared=shared)
         self.user = self.app.state.user_of(None)
 
     def http(self) -> httpx.AsyncClient:
@@ -81,8 +81,11 @@ class Service:
         return [dict(m.message) for m in self.store.list_messages(self.user, chat_id)]
 
 
-def service(store: Store, provider: Provider, window: int = 4_000, reserve: int = 500) -> Service:
-    return Service(store, provider, Budget(window=window, reserve=reserve))
+def service(
+    store: Store, provider: Provider, window: int = 4_000, reserve: int = 500, *, shared: bool | None = None
+) -> Service:
+    """The app around ``store``; ``shared``: as if other processes served it (default: on PostgreSQL)."""
+    return Service(store, provider, Budget(window=window, reserve=reserve), shared)
 
 
 def pack_tokens(request: ModelRequest) -> int:

@@ -123,7 +123,7 @@ async def test_a_new_sessions_chat_is_stored_with_its_first_write(store: Store) 
 
 async def test_the_next_request_packs_the_answer_before_it_is_stored(store: Store) -> None:
     model = ScriptedModel("One.", "Two.")
-    svc = service(store, model)
+    svc = service(store, model, shared=False)  # one process serves the store
     transport = httpx.ASGITransport(app=svc.app)
     history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
@@ -152,7 +152,7 @@ async def test_with_a_cost_guard_the_next_request_records_the_previous_spend_fir
         budget=Budget(window=4_000, reserve=500),
         guard=CostGuard(Limits(session_tokens=1_000_000), ledger),
     )
-    app = create_app(store, engine)
+    app = create_app(store, engine, shared=False)  # one process serves the store
     history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
         await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
@@ -164,7 +164,7 @@ async def test_with_a_cost_guard_the_next_request_records_the_previous_spend_fir
 
 
 async def test_a_chat_deleted_by_another_process_is_noticed_on_the_next_write(store: Store) -> None:
-    svc = service(store, ScriptedModel("One.", "Two.", "Three."))
+    svc = service(store, ScriptedModel("One.", "Two.", "Three."), shared=False)  # held memory trusted
     history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
     async with svc.http() as http:
         await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)

@@ -121,6 +121,7 @@ def create_app(
     tune_gc: bool = False,
     hosts: Collection[str] | None = None,
     max_body_bytes: int | None = None,
+    shared: bool | None = None,
 ) -> FastAPI:
     """The tierwise service around ``store`` and ``engine``.
 
@@ -140,6 +141,8 @@ def create_app(
             :mod:`tierwise.server.origin`). ``None``: any name (the ``Origin`` check still applies).
         max_body_bytes: the largest ``/v1`` request body (413 beyond); default
             ``TIERWISE_MAX_BODY_BYTES``, else 16 MB.
+        shared: other processes serve the same database (``serve --workers``, several hosts), so
+            nothing a request needs is kept only in this process; default: on PostgreSQL.
 
     Raises:
         UserError: ``TIERWISE_MAX_BODY_BYTES`` is not a positive number.
@@ -157,6 +160,7 @@ def create_app(
     )
     app.state.store, app.state.engine, app.state.stops = store, engine, {}
     app.state.tune_gc = tune_gc
+    app.state.shared = store.engine.dialect.name != "sqlite" if shared is None else shared
     app.state.max_body_bytes = max_body_bytes if max_body_bytes is not None else max_body_bytes_from_env()
     default_user = app.state.local_user = local_user(store)
     # Local mode: every request acts for the local user, whatever key it sends (OpenAI clients

@@ -125,7 +125,7 @@ def _sessions(request: Request) -> Sessions:
     state = request.app.state
     sessions = getattr(state, "openai_sessions", None)
     if sessions is None:
-        sessions = state.openai_sessions = Sessions(state.engine)
+        sessions = state.openai_sessions = Sessions(state.engine, shared=getattr(state, "shared", None))
     assert isinstance(sessions, Sessions)
     return sessions
 

@@ -1,4 +1,4 @@
-"""Whether a client's resent history continues a session's stored one, or diverged from it.
+"""Which session a request continues (:func:`session_key`), and whether its history diverged from it.
 
 An OpenAI client resends its whole conversation on every request. It continues the session's chat
 when every stored message is still there, alike, at its place; otherwise (an edit, a regenerate, a
@@ -10,11 +10,14 @@ rewritten.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["diverged", "text_of"]
+__all__ = ["diverged", "entity_id", "session_key", "text_of"]
+
+_MAX_ENTITY_ID = 128
 
 # How memory keeps a tool result over the blob threshold (tierwise.memory.blobs.CompressedToolResult).
 _BLOB_REF = re.compile(r"\[tool result[^\]]* · blob sha256:([0-9a-f]{64}) \(open with open_blob\)\]")
@@ -83,3 +86,29 @@ def diverged(stored: Sequence[Mapping[str, Any]], conversation: Sequence[Mapping
     return len(stored) > len(conversation) or any(
         not _alike(a, b) for a, b in zip(stored, conversation, strict=False)
     )
+
+
+def session_key(header: str | None, user: str | None, messages: Sequence[Mapping[str, Any]]) -> str:
+    """The session: the header, else the body's ``user``, else derived from the conversation's start.
+
+    The derived key hashes the first system message and the first other one: both stay put as the
+    conversation grows (the literal first two messages would change when a system-less chat gets its
+    first answer).
+    """
+    if header and header.strip():
+        return header.strip()
+    if user and user.strip():
+        return user.strip()
+    system = next((m for m in messages if m.get("role") in ("system", "developer")), None)
+    opening = next((m for m in messages if m.get("role") not in ("system", "developer")), None)
+    first = [[m.get("role"), m.get("content")] if m is not None else None for m in (system, opening)]
+    dumped = json.dumps(first, sort_keys=True, ensure_ascii=False)
+    digest = hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest()  # lone surrogates too
+    return f"auto-{digest[:32]}"
+
+
+def entity_id(key: str) -> str:
+    """The chat's ``entity_id`` for a session key (hashed when long or unprintable)."""
+    if len(key) <= _MAX_ENTITY_ID and key.isprintable():
+        return key
+    return hashlib.sha256(key.encode()).hexdigest()[:32]

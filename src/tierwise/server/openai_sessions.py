@@ -31,6 +31,13 @@ request's user (``context_type="api"``) and, per request:
 Memory upkeep always runs at the same point of a request — after its messages, before its answer —
 whichever step gets to it first, so the next pack does not depend on timing.
 
+**Several processes** (``shared``, on PostgreSQL): each request finds the session's chat in the
+store (one indexed read; the chat's memory is loaded again only if another process wrote to it), and
+the answer, its usage and spend are stored *before* ``[DONE]``, so whichever process the client's next
+request reaches finds it (and a cost guard sees its spend). Two requests of one session at the same
+time on two processes are not serialised: the second to write finds the chat moved on
+(:class:`StaleMemory`), stores nothing, and the client's next request carries its messages.
+
 The chat memory is the chat engine's (:meth:`ChatEngine.chat_memory`), so a session's chat is one
 object whether the web UI or the endpoint touches it, and is kept between requests.
 """
@@ -38,8 +45,6 @@ object whether the web UI or the endpoint touches it, and is kept between reques
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import threading
 from collections import OrderedDict
@@ -59,7 +64,7 @@ from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
 from tierwise.server.openai_history import diverged as _diverged
-from tierwise.server.openai_history import text_of
+from tierwise.server.openai_history import entity_id, session_key, text_of
 from tierwise.server.spent import Spent, spent_of
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import new_id, utcnow
@@ -83,36 +88,9 @@ log = logging.getLogger(__name__)
 CONTEXT_TYPE = "api"
 _FINISH_AFTER_S = 0.02
 RETIRED_CONTEXT_TYPE = "api-superseded"
-_MAX_ENTITY_ID = 128
 _MAX_REMEMBERED = 10_000
 
 T = TypeVar("T")
-
-
-def session_key(header: str | None, user: str | None, messages: Sequence[Mapping[str, Any]]) -> str:
-    """The session: the header, else the body's ``user``, else derived from the conversation's start.
-
-    The derived key hashes the first system message and the first other one: both stay put as the
-    conversation grows (the literal first two messages would change when a system-less chat gets its
-    first answer).
-    """
-    if header and header.strip():
-        return header.strip()
-    if user and user.strip():
-        return user.strip()
-    system = next((m for m in messages if m.get("role") in ("system", "developer")), None)
-    opening = next((m for m in messages if m.get("role") not in ("system", "developer")), None)
-    first = [[m.get("role"), m.get("content")] if m is not None else None for m in (system, opening)]
-    dumped = json.dumps(first, sort_keys=True, ensure_ascii=False)
-    digest = hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest()  # lone surrogates too
-    return f"auto-{digest[:32]}"
-
-
-def entity_id(key: str) -> str:
-    """The chat's ``entity_id`` for a session key (hashed when long or unprintable)."""
-    if len(key) <= _MAX_ENTITY_ID and key.isprintable():
-        return key
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 HEAVY_MESSAGES = 1_000
@@ -186,10 +164,15 @@ class Sessions:
     :meth:`wait` and :meth:`drain` are called on the event loop.
     """
 
-    def __init__(self, engine: ChatEngine, *, inline: bool | None = None) -> None:
+    def __init__(self, engine: ChatEngine, *, inline: bool | None = None, shared: bool | None = None) -> None:
         self.engine = engine
         self.store = engine.store
-        self.inline = engine.store.engine.dialect.name == "sqlite" if inline is None else inline
+        sqlite = engine.store.engine.dialect.name == "sqlite"
+        self.inline = sqlite if inline is None else inline
+        # Other processes may serve the same database (PostgreSQL: ``serve --workers``, or several
+        # hosts): a session's chat is found in the store on every request, and its answer is stored
+        # before the client has it (see the module's "Several processes").
+        self.shared = not sqlite if shared is None else shared
         self._guard = threading.Lock()
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._chats: OrderedDict[tuple[str, str], str] = OrderedDict()
@@ -283,9 +266,13 @@ class Sessions:
             await self.run(partial(self.take_answer, packed.handle, response), heavy=packed.handle.heavy)
         except Exception:  # end() stores (and remembers) it all the same
             log.exception("remembering the answer of session %s failed", packed.key)
-        self.end(packed, response, spent)
+        job = self.end(packed, response, spent)
+        if self.shared:  # the session's next request may reach another process: stored first
+            await self._start(job, now=True)
 
-    def end(self, packed: Packed, response: ModelResponse | None = None, spent: Spent | None = None) -> None:
+    def end(
+        self, packed: Packed, response: ModelResponse | None = None, spent: Spent | None = None
+    ) -> _Finish:
         """Store what :meth:`begin` prepared, with the answer if there is one, after the caller answered.
 
         Without ``response`` (the upstream failed, the client went away) only the request's new
@@ -318,6 +305,7 @@ class Sessions:
 
         job.task = self._spawn(later())
         self._pending[slot] = job
+        return job
 
     async def _start(self, job: _Finish, *, now: bool = False) -> None:
         if not job.started:
@@ -325,9 +313,9 @@ class Sessions:
             await (self.run if now else self.later)(job.work, heavy=job.heavy)
 
     async def wait(self, user: str, key: str) -> None:
-        """With a cost guard: make sure the session's previous spend is recorded (run it now, or wait)."""
+        """With a cost guard or :attr:`shared`: the session's previous turn is stored first."""
         job = self._pending.get((user, key))
-        if job is None or self.engine.guard is None:
+        if job is None or (self.engine.guard is None and not self.shared):
             return
         if not job.started:  # still queued behind other work: this request needs it now
             await self._start(job, now=True)
@@ -385,11 +373,17 @@ class Sessions:
 
     def _chat(self, user: str, key: str, conversation: list[dict[str, Any]]) -> ChatMemory:
         chat_id = self._remembered(user, key)
+        with self._guard:
+            unstored = chat_id is not None and (user, chat_id) in self._creating  # ours alone so far
+        if self.shared and not unstored:  # another process may have moved the session on
+            chat_id = None
         if chat_id is None:
             found = self.store.list_chats(user, context_type=CONTEXT_TYPE, entity_id=entity_id(key), limit=1)
             chat_id = found[0].id if found else None
         memory = None
-        if chat_id is not None:  # a session's own chat is read from the store only when not held
+        if chat_id is not None and self.shared and not unstored:  # held if the store has not moved on
+            memory = self.engine.memories.load(user, chat_id)[0]
+        elif chat_id is not None:  # a session's own chat is read from the store only when not held
             memory = self.engine.memories.held(user, chat_id) or self.engine.chat_memory(user, chat_id)
         if memory is not None and _diverged(memory.memory.messages, conversation):
             log.info("session %s diverged from chat %s: starting a fresh chat", key, memory.chat_id)
