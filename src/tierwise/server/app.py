@@ -167,9 +167,11 @@ def create_app(
     # always send one). Keys are checked only when required; a rate limit does not turn that on.
     app.state.user_of = user_of or (lambda request: default_user)
     if require_key or rate_limit is not None:
-        from tierwise.server.auth import RateLimiter, make_user_of, rate_limited
+        from tierwise.server.auth import Limiter, RateLimiter, SharedRateLimiter, make_user_of, rate_limited
 
-        limiter = RateLimiter(rate_limit) if rate_limit is not None else None
+        limiter: Limiter | None = None
+        if rate_limit is not None:  # shared: every process counts in the store
+            limiter = SharedRateLimiter(store, rate_limit) if app.state.shared else RateLimiter(rate_limit)
         if user_of is None and require_key:
             app.state.user_of = make_user_of(
                 store, require_key=True, local_user_id=default_user, limiter=limiter

@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_RATE_LIMIT",
     "MISSING_KEY",
     "RateLimiter",
+    "SharedRateLimiter",
     "key_of",
     "make_user_of",
     "rate_limit_from_env",
@@ -96,6 +97,26 @@ class RateLimiter:
             del self._buckets[user]
 
 
+class SharedRateLimiter:
+    """:class:`RateLimiter`'s buckets kept in the store, so every process serving it shares them.
+
+    For ``serve --workers`` and several hosts on one PostgreSQL: a user's ``rate`` holds across all of
+    them, not per process. One statement per request (:meth:`Store.take_request`).
+    """
+
+    def __init__(self, store: Store, rate: int, *, burst: int | None = None) -> None:
+        RateLimiter(rate, burst=burst)  # the same checks of rate and burst
+        self.store, self.rate, self.burst = store, rate, rate if burst is None else burst
+
+    def check(self, user_id: str) -> float | None:
+        """Take a token for ``user_id``: ``None`` if there was one, else the seconds until there is."""
+        return self.store.take_request(f"user:{user_id}", self.rate, self.burst)
+
+
+Limiter = RateLimiter | SharedRateLimiter
+"""Either limiter: one process's buckets, or the store's."""
+
+
 def key_of(request: Request) -> str | None:
     """The API key the request sends (``Authorization: Bearer`` or ``X-API-Key``), if any.
 
@@ -122,7 +143,7 @@ def key_of(request: Request) -> str | None:
     return None
 
 
-def rate_limited(user_of: Callable[[Request], str], limiter: RateLimiter) -> Callable[[Request], str]:
+def rate_limited(user_of: Callable[[Request], str], limiter: Limiter) -> Callable[[Request], str]:
     """``user_of``, then a token from ``limiter`` for that user (else a 429 with ``Retry-After``)."""
 
     def limited(request: Request) -> str:
@@ -145,7 +166,7 @@ def make_user_of(
     *,
     require_key: bool,
     local_user_id: str,
-    limiter: RateLimiter | None = None,
+    limiter: Limiter | None = None,
 ) -> Callable[[Request], str]:
     """The ``user_of`` of an app: with ``require_key``, the owner of the request's API key.
 

@@ -348,5 +348,19 @@ class UsageEntry(Base):
     created_at: Mapped[datetime]
 
 
+class RateBucket(Base):
+    """A rate limit's token bucket, shared by every process serving the database.
+
+    Taken from by :meth:`~tierwise.store.limits.LimitsMixin.take_request`. ``at`` is when
+    ``tokens`` were counted, in seconds on the database's clock (the same for every host).
+    """
+
+    __tablename__ = "rate_buckets"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    tokens: Mapped[float] = mapped_column(Float)
+    at: Mapped[float] = mapped_column(Float)
+
+
 # Seed 004's index, newest first (declared here: a column expression needs the mapped class).
 Index("idx_context_snapshots_created", ContextSnapshot.created_at.desc())
