@@ -86,7 +86,9 @@ async def test_a_process_packs_what_another_process_stored_since(stores: list[St
     assert len(first.store.list_messages(first.user, chat.id)) == 6
 
 
-async def test_a_chat_another_process_deleted_starts_afresh_with_the_whole_history(stores: list[Store]) -> None:
+async def test_a_chat_another_process_deleted_starts_afresh_with_the_whole_history(
+    stores: list[Store],
+) -> None:
     first, second = processes(stores[:2])
     history: list[dict[str, Any]] = [{"role": "user", "content": "one"}]
     reply = await _post(first, "s", history)

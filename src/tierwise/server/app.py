@@ -150,6 +150,7 @@ def create_app(
     from tierwise.chat.terminal import local_user
     from tierwise.server import chats, openai_compat, usage, workspace_routes
     from tierwise.server.openai_errors import document, max_body_bytes_from_env
+    from tierwise.server.running import RunningTurns
     from tierwise.server.web import mount_web
 
     app = FastAPI(
@@ -158,9 +159,10 @@ def create_app(
         description="A context engine for LLM applications.",
         lifespan=_lifespan,
     )
-    app.state.store, app.state.engine, app.state.stops = store, engine, {}
+    app.state.store, app.state.engine = store, engine
     app.state.tune_gc = tune_gc
     app.state.shared = store.engine.dialect.name != "sqlite" if shared is None else shared
+    app.state.running = RunningTurns(engine, shared=app.state.shared)
     app.state.max_body_bytes = max_body_bytes if max_body_bytes is not None else max_body_bytes_from_env()
     default_user = app.state.local_user = local_user(store)
     # Local mode: every request acts for the local user, whatever key it sends (OpenAI clients

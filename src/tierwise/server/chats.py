@@ -12,7 +12,6 @@ ends with ``done``. A client that goes away stops the turn; what was said is kep
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
@@ -25,6 +24,7 @@ from sse_starlette.sse import EventSourceResponse
 from tierwise.chat.engine import ChatEngine
 from tierwise.server.app import ApiError
 from tierwise.server.chat_context import RETIRED, check_location, describe
+from tierwise.server.running import RunningTurns
 from tierwise.server.usage import chat_totals
 from tierwise.store import Store
 
@@ -124,9 +124,9 @@ def list_chats(
 @router.get("/chats/{chat_id}")
 def get_chat(chat_id: str, request: Request) -> Any:
     """One chat, with its ``context`` and whether a turn is running."""
-    store, engine, user = _ctx(request)
+    store, _, user = _ctx(request)
     chat = describe(store, user, [store.get_chat(user, chat_id)])[0]
-    return {**chat, "running": engine.is_running(user, chat_id)}
+    return {**chat, "running": request.app.state.running.is_running(user, chat_id)}
 
 
 @router.patch("/chats/{chat_id}")
@@ -143,7 +143,7 @@ def rename_chat(chat_id: str, body: Rename, request: Request) -> Any:
 def delete_chat(chat_id: str, request: Request) -> Response:
     """Delete a chat and everything in it."""
     store, engine, user = _ctx(request)
-    if engine.is_running(user, chat_id):
+    if request.app.state.running.is_running(user, chat_id):
         raise ApiError(409, "a turn is running in this chat; stop it first")
     store.delete_chat(user, chat_id)
     engine.memories.forget(user, chat_id)
@@ -174,32 +174,25 @@ async def post_message(chat_id: str, body: NewMessage, request: Request) -> Even
     store.get_chat(user, chat_id)  # 404 before the stream starts
     if not body.content.strip():
         raise ApiError(422, "the message is empty; send some text")
-    if engine.is_running(user, chat_id):
-        raise ApiError(409, "a turn is already running in this chat; stop it or wait for it to finish")
-    stops: dict[tuple[str, str], asyncio.Event] = request.app.state.stops
-    stop = stops[(user, chat_id)] = asyncio.Event()
+    running: RunningTurns = request.app.state.running
+    stop = await running.start(user, chat_id)  # 409 if a turn runs in the chat, in any process
 
     async def events() -> AsyncIterator[dict[str, str]]:
-        try:
+        async with running.held(user, chat_id, stop):
             async for event in engine.turn(user, chat_id, body.content, stop=stop):
                 payload = event.to_dict()
                 yield {"event": str(payload.get("type", "message")), "data": json.dumps(_json(payload))}
-        finally:
-            if stops.get((user, chat_id)) is stop:
-                del stops[(user, chat_id)]
 
     return EventSourceResponse(events(), ping=15)
 
 
 @router.post("/chats/{chat_id}/stop", status_code=202)
-def stop_turn(chat_id: str, request: Request) -> Any:
-    """Stop the turn running in the chat (what was said so far is kept)."""
+async def stop_turn(chat_id: str, request: Request) -> Any:
+    """Stop the turn running in the chat, in whichever process runs it (what was said so far is kept)."""
     store, _, user = _ctx(request)
     store.get_chat(user, chat_id)
-    stop = request.app.state.stops.get((user, chat_id))
-    if stop is not None:
-        stop.set()
-    return {"stopping": stop is not None}
+    running: RunningTurns = request.app.state.running
+    return {"stopping": await running.stop(user, chat_id)}
 
 
 @router.get("/chats/{chat_id}/snapshots")
@@ -228,7 +221,7 @@ def context_status(request: Request, session_id: Annotated[str, Query(alias="ses
     band = engine.guard.band(user, session_id) if engine.guard is not None else None
     return {
         "sessionId": session_id,
-        "running": engine.is_running(user, session_id),
+        "running": request.app.state.running.is_running(user, session_id),
         "budget": {
             "window": engine.budget.window,
             "reserve": engine.budget.reserve,

@@ -351,7 +351,7 @@ class UsageEntry(Base):
 class RateBucket(Base):
     """A rate limit's token bucket, shared by every process serving the database.
 
-    Taken from by :meth:`~tierwise.store.limits.LimitsMixin.take_request`. ``at`` is when
+    Taken from by :meth:`~tierwise.store.shared.SharedMixin.take_request`. ``at`` is when
     ``tokens`` were counted, in seconds on the database's clock (the same for every host).
     """
 
@@ -360,6 +360,24 @@ class RateBucket(Base):
     key: Mapped[str] = mapped_column(String(255), primary_key=True)
     tokens: Mapped[float] = mapped_column(Float)
     at: Mapped[float] = mapped_column(Float)
+
+
+
+class TurnLease(Base):
+    """A chat turn running in some process: who runs it, when it last said so, whether to stop it.
+
+    Written by :class:`~tierwise.store.shared.SharedMixin` while processes share the database; a
+    lease whose ``beat`` is older than a few seconds belongs to a process that died, and is free.
+    Times are seconds on the database's clock.
+    """
+
+    __tablename__ = "turn_leases"
+
+    user_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    chat_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    beat: Mapped[float] = mapped_column(Float)
+    stop: Mapped[bool] = mapped_column(Boolean)
 
 
 # Seed 004's index, newest first (declared here: a column expression needs the mapped class).

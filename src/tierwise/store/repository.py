@@ -51,8 +51,8 @@ from tierwise.store.checks import (
 )
 from tierwise.store.engine import create_engine, migrate_engine, normalize_url, sqlite_memory
 from tierwise.store.errors import NotFoundError
-from tierwise.store.limits import LimitsMixin
 from tierwise.store.records import Chat, StoredMessage, ToolCallRecord, User
+from tierwise.store.shared import SharedMixin
 from tierwise.store.usage import UsageMixin
 
 __all__ = ["CHAT_FIELDS", "Store"]
@@ -143,7 +143,7 @@ def _message_row(
     }
 
 
-class Store(ArtifactsMixin, UsageMixin, LimitsMixin):
+class Store(ArtifactsMixin, UsageMixin, SharedMixin):
     """Persistent chats, messages, segments, blobs, snapshots, audit and spending sums, scoped per user.
 
     Build one with :meth:`open` (migrates first); use it from any thread; :meth:`close` it.
