@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tierwise.budget import Budget, band_for_health
+from tierwise.cli_options import CacheHints, SummaryModel
 from tierwise.errors import InputError, TierwiseError, UserError
 from tierwise.packing import Pack, Packer, conversation_layers, parse_conversation
 from tierwise.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
@@ -31,25 +32,6 @@ if TYPE_CHECKING:
 typer.core.HAS_RICH = False
 
 
-CacheHints = Annotated[
-    bool | None,
-    typer.Option(
-        "--cache-hints/--no-cache-hints",
-        help="Mark each request's stable prefix with cache_control breakpoints, for upstreams that "
-        "cache only there (Anthropic models via OpenRouter…); default: TIERWISE_CACHE_HINTS, else off.",
-        show_default=False,
-    ),
-]
-SummaryModel = Annotated[
-    str | None,
-    typer.Option(
-        "--summary-model",
-        metavar="NAME",
-        help="The model that writes segment summaries (a small, cheap one is usually right); "
-        "'extractive' for none. Default: TIERWISE_SUMMARY_MODEL, else the chat model.",
-        show_default=False,
-    ),
-]
 app = typer.Typer(
     name="tierwise",
     help="tierwise: decides, for every LLM call, what goes into the prompt.",
@@ -381,72 +363,13 @@ def _assistant(
     return store, user, provider, engine, loaded
 
 
-@app.command("serve")
-def serve_command(
-    host: Annotated[
-        str, typer.Option(help="Address to bind (beyond loopback only with --require-key).")
-    ] = "127.0.0.1",
-    require_key: Annotated[
-        bool, typer.Option("--require-key", help="Every request needs an API key (tierwise keys create).")
-    ] = False,
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    model: Annotated[
-        str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
-    ] = None,
-    budget: Annotated[
-        int, typer.Option(help="The prompt window in tokens; 1,000 are kept for the answer.")
-    ] = 16_000,
-    db: Annotated[
-        str | None,
-        typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
-    ] = None,
-    cache_hints: CacheHints = None,
-    summary_model: SummaryModel = None,
-) -> None:
-    """Run the web chat and the HTTP API; on loopback without --require-key, for the local user."""
-    import ipaddress
+def _serve_command() -> None:
+    from tierwise.cli_serve import serve_command
 
-    import uvicorn
+    app.command("serve")(serve_command)
 
-    from tierwise.server import create_app
-    from tierwise.server.auth import rate_limit_from_env
-    from tierwise.server.openai_errors import max_body_bytes_from_env
 
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        raise _fail(f"--host {host!r} is not an IP address; use 127.0.0.1") from None
-    if not loopback and not require_key:
-        raise _fail(
-            f"refusing to serve on {host} without authentication: add --require-key (and create keys "
-            "with `tierwise keys create --user NAME`), or use --host 127.0.0.1"
-        )
-    if not 0 < port < 65536:
-        raise _fail(f"--port {port} is not a port; use 1-65535")
-    try:
-        rate_limit = rate_limit_from_env()
-        max_body_bytes = max_body_bytes_from_env()
-    except UserError as exc:
-        raise _fail(str(exc)) from None
-    store, _, _, engine, loaded = _assistant(
-        db, model, budget, cache_hints=cache_hints, summary_model=summary_model
-    )
-    if loaded:
-        typer.echo(loaded)
-    typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")
-    try:
-        service = create_app(
-            store,
-            engine,
-            require_key=require_key,
-            rate_limit=rate_limit,
-            max_body_bytes=max_body_bytes,
-            tune_gc=True,
-            hosts=[host, "127.0.0.1", "localhost", "::1"] if loopback else None,
-        )
-        uvicorn.run(service, host=host, port=port, log_level="warning")
-    finally:
-        store.close()
+_serve_command()
 
 
 @app.command("traces")

@@ -136,6 +136,57 @@ def bench_costguard_command(
         raise _fail(f"the database could not be used: {str(cause).strip()}") from None
 
 
+@bench_app.command("workers")
+def bench_workers_command(
+    database_url: Annotated[
+        str,
+        typer.Option(help="An empty, disposable PostgreSQL database (postgresql+psycopg://USER@HOST/DB)."),
+    ],
+    processes: Annotated[int, typer.Option(help="Server processes on the database.")] = 4,
+    sessions: Annotated[int, typer.Option(help="OpenAI clients at once, a session each.")] = 100,
+    turns: Annotated[int, typer.Option(help="Turns per session.")] = 5,
+    rate: Annotated[int, typer.Option(help="The servers' rate limit, requests per minute.")] = 1_200,
+    seconds: Annotated[float, typer.Option(help="How long the rate-limit phase asks (0: skip it).")] = 30.0,
+    mode: Annotated[
+        str, typer.Option(help="hosts: separate `tierwise serve` processes; workers: one with --workers.")
+    ] = "hosts",
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Also write the results as JSON here (e.g. bench/results/workers.json)."),
+    ] = None,
+) -> None:
+    """Sessions spread at random over several processes on one PostgreSQL, and a global rate limit."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from tierwise.bench.workers import as_dict, report, run
+
+    if processes < 1 or sessions < 1 or turns < 1 or rate < 1 or seconds < 0:
+        raise _fail(
+            "--processes, --sessions, --turns and --rate must each be at least 1, --seconds 0 or more"
+        )
+    if mode not in ("hosts", "workers"):
+        raise _fail(f"unknown --mode {mode}; use hosts or workers")
+    try:
+        result = run(
+            database_url,
+            processes=processes,
+            sessions=sessions,
+            turns=turns,
+            rate=rate,
+            seconds=seconds,
+            mode=mode,
+        )
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    except SQLAlchemyError as exc:
+        cause = getattr(exc, "orig", None) or exc
+        raise _fail(f"the database could not be used: {str(cause).strip()}") from None
+    typer.echo(report(result))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(as_dict(result), indent=2) + "\n", encoding="utf-8")
+
+
 @bench_app.command("pack")
 def bench_pack_command(
     sizes: Annotated[

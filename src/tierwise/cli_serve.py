@@ -1,0 +1,143 @@
+"""``tierwise serve``: the web chat and the HTTP API, in one process or ``--workers N`` on PostgreSQL."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from tierwise.cli_options import CacheHints, SummaryModel
+from tierwise.errors import UserError
+
+if TYPE_CHECKING:
+    from tierwise.store import Store
+
+__all__ = ["serve_command"]
+
+
+def serve_command(
+    host: Annotated[
+        str, typer.Option(help="Address to bind (beyond loopback only with --require-key).")
+    ] = "127.0.0.1",
+    require_key: Annotated[
+        bool, typer.Option("--require-key", help="Every request needs an API key (tierwise keys create).")
+    ] = False,
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    model: Annotated[
+        str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
+    ] = None,
+    budget: Annotated[
+        int, typer.Option(help="The prompt window in tokens; 1,000 are kept for the answer.")
+    ] = 16_000,
+    db: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
+    ] = None,
+    cache_hints: CacheHints = None,
+    summary_model: SummaryModel = None,
+    workers: Annotated[
+        int,
+        typer.Option(metavar="N", help="Processes serving requests (more than 1 needs PostgreSQL).", min=1),
+    ] = 1,
+) -> None:
+    """Run the web chat and the HTTP API; on loopback without --require-key, for the local user."""
+    import ipaddress
+
+    import uvicorn
+
+    from tierwise.cli import _assistant, _fail  # the command line's one error format
+    from tierwise.server import create_app
+    from tierwise.server.auth import rate_limit_from_env
+    from tierwise.server.openai_errors import max_body_bytes_from_env
+
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        raise _fail(f"--host {host!r} is not an IP address; use 127.0.0.1") from None
+    if not loopback and not require_key:
+        raise _fail(
+            f"refusing to serve on {host} without authentication: add --require-key (and create keys "
+            "with `tierwise keys create --user NAME`), or use --host 127.0.0.1"
+        )
+    if not 0 < port < 65536:
+        raise _fail(f"--port {port} is not a port; use 1-65535")
+    try:
+        rate_limit = rate_limit_from_env()
+        max_body_bytes = max_body_bytes_from_env()
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    store, _, _, engine, loaded = _assistant(
+        db, model, budget, cache_hints=cache_hints, summary_model=summary_model
+    )
+    if loaded:
+        typer.echo(loaded)
+    if workers > 1:
+        _serve_workers(store, workers, host, port, model, budget, cache_hints, summary_model, require_key)
+        return
+    typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")
+    try:
+        service = create_app(
+            store,
+            engine,
+            require_key=require_key,
+            rate_limit=rate_limit,
+            max_body_bytes=max_body_bytes,
+            tune_gc=True,
+            hosts=[host, "127.0.0.1", "localhost", "::1"] if loopback else None,
+        )
+        uvicorn.run(service, host=host, port=port, log_level="warning")
+    finally:
+        store.close()
+
+
+def _serve_workers(
+    store: Store,
+    workers: int,
+    host: str,
+    port: int,
+    model: str | None,
+    budget: int,
+    cache_hints: bool | None,
+    summary_model: str | None,
+    require_key: bool,
+) -> None:
+    """``serve --workers N``: N uvicorn processes, each building its app (:mod:`tierwise.server.workers`)."""
+    import os
+
+    import uvicorn
+
+    from tierwise.cli import _fail
+    from tierwise.server.auth import rate_limit_from_env
+    from tierwise.server.openai_errors import max_body_bytes_from_env
+    from tierwise.server.workers import SETTINGS_VARIABLE, ServeSettings, check_workers
+
+    try:
+        check_workers(workers, store.engine.dialect.name)
+        settings = ServeSettings(
+            db=store.engine.url.render_as_string(hide_password=False),
+            model=model,
+            budget=budget,
+            cache_hints=cache_hints,
+            summary_model=summary_model,
+            require_key=require_key,
+            rate_limit=rate_limit_from_env(),
+            max_body_bytes=max_body_bytes_from_env(),
+            hosts=None if require_key else [host, "127.0.0.1", "localhost", "::1"],
+        )
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        store.close()  # each worker opens its own
+    os.environ[SETTINGS_VARIABLE] = settings.to_env()
+    typer.echo(
+        f"tierwise is serving on http://{host}:{port} with {workers} workers (API: /api, OpenAPI: /docs); "
+        "Ctrl-C stops it"
+    )
+    uvicorn.run(
+        "tierwise.server.workers:app",
+        factory=True,
+        workers=workers,
+        host=host,
+        port=port,
+        log_level="warning",
+    )
