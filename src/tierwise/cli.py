@@ -349,14 +349,15 @@ def _assistant(
 
     store = _open_store(db)
     try:
-        user = terminal.local_user(store)
+        with store.exclusive("setup"):  # servers starting at once on one database: one sets up
+            user = terminal.local_user(store)
+            loaded = ensure_sample(store, user) if session is None else None
         if session is not None:
             _check_session(store, user, session)
         provider = terminal.make_provider(model)
         if cache_hints is not None and isinstance(provider, OpenAICompatProvider):
             provider.cache_hints = cache_hints
         engine = terminal.make_engine(store, provider, window=budget, summary_model=summary_model)
-        loaded = ensure_sample(store, user) if session is None else None
     except UserError as exc:
         store.close()
         raise _fail(str(exc)) from None

@@ -79,3 +79,28 @@ async def test_apps_on_one_database_share_a_users_rate_limit(two: tuple[Store, S
 
 
 pytestmark = pytest.mark.anyio
+
+
+def test_exclusive_lets_one_process_in_at_a_time(two: tuple[Store, Store]) -> None:
+    inside: list[int] = []
+    overlaps: list[int] = []
+    lock = threading.Lock()
+
+    def work(store: Store, n: int) -> None:
+        for _ in range(5):
+            with store.exclusive("setup"):
+                with lock:
+                    if inside:
+                        overlaps.append(n)
+                    inside.append(n)
+                time.sleep(0.01)
+                with lock:
+                    inside.remove(n)
+
+    threads = [threading.Thread(target=work, args=(store, n)) for n, store in enumerate(two)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if two[0].engine.dialect.name == "postgresql":  # SQLite is served by one process: nothing taken
+        assert overlaps == []

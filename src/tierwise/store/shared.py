@@ -13,12 +13,17 @@ on PostgreSQL and SQLite alike. Time is the database's clock, the same for every
   and renews it every half second; another process asked to stop the turn marks the lease, and the
   owner sees the mark when it renews. A lease not renewed for :data:`LEASE_SECONDS` is a dead
   process's, and free.
+- **Setting up** (:meth:`SharedMixin.exclusive`): what only one process may do at a time, such as
+  creating the local user and loading the sample workspace when several start at once.
 
 Mixed into :class:`~tierwise.store.repository.Store`.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
@@ -116,9 +121,9 @@ class SharedMixin(StoreBase):
         table = _LEASES
         now = _now(self._engine.dialect.name)
         live = (table.c.user_id == user_id, table.c.chat_id == chat_id, table.c.beat >= now - LEASE_SECONDS)
-        statement = sa.update(table).where(*live).values(stop=True)
+        statement = sa.update(table).where(*live).values(stop=True).returning(table.c.owner)
         with self._write() as session:
-            return bool(session.execute(statement).rowcount)
+            return session.execute(statement).first() is not None
 
     def turn_running(self, user_id: str, chat_id: str) -> bool:
         """Whether a live process holds the chat's running-turn lease."""
@@ -129,3 +134,23 @@ class SharedMixin(StoreBase):
         )
         with self._read() as session:
             return session.execute(query).first() is not None
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        """While inside, no other process is inside ``exclusive(name)`` on this database.
+
+        A PostgreSQL advisory lock, held on a connection of its own; on SQLite (one process serves
+        it) nothing is taken.
+        """
+        if self._engine.dialect.name != "postgresql":
+            yield
+            return
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        with self._engine.connect() as connection:
+            connection.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": key})
+            connection.commit()
+            try:
+                yield
+            finally:
+                connection.execute(sa.text("SELECT pg_advisory_unlock(:key)"), {"key": key})
+                connection.commit()
