@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -12,7 +13,29 @@ from tierwise.errors import UserError
 if TYPE_CHECKING:
     from tierwise.store import Store
 
-__all__ = ["serve_command"]
+__all__ = ["require_key_from_env", "serve_command"]
+
+_YES, _NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
+def require_key_from_env() -> bool:
+    """``TIERWISE_REQUIRE_KEY``: whether ``serve`` requires API keys when neither flag is given.
+
+    ``1``, ``true``, ``yes``, ``on``: required; ``0``, ``false``, ``no``, ``off`` or unset: local mode.
+
+    Raises:
+        UserError: another value, naming the ones that work.
+    """
+    raw = os.environ.get("TIERWISE_REQUIRE_KEY", "")
+    value = raw.strip().lower()
+    if value in _YES:
+        return True
+    if value in _NO:
+        return False
+    raise UserError(
+        f"TIERWISE_REQUIRE_KEY={raw!r} is not on or off; set it to 1 (or true) to require API keys, "
+        "0 (or false) or unset for local mode"
+    )
 
 
 def serve_command(
@@ -20,8 +43,14 @@ def serve_command(
         str, typer.Option(help="Address to bind (beyond loopback only with --require-key).")
     ] = "127.0.0.1",
     require_key: Annotated[
-        bool, typer.Option("--require-key", help="Every request needs an API key (tierwise keys create).")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--require-key/--no-require-key",
+            help="Every request needs an API key (tierwise keys create); default: TIERWISE_REQUIRE_KEY "
+            "(1/true or 0/false), else off.",
+            show_default=False,
+        ),
+    ] = None,
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     model: Annotated[
         str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
@@ -51,13 +80,18 @@ def serve_command(
     from tierwise.server.openai_errors import max_body_bytes_from_env
 
     try:
+        require_key = require_key if require_key is not None else require_key_from_env()
+    except UserError as exc:
+        raise _fail(str(exc)) from None
+    try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         raise _fail(f"--host {host!r} is not an IP address; use 127.0.0.1") from None
     if not loopback and not require_key:
         raise _fail(
-            f"refusing to serve on {host} without authentication: add --require-key (and create keys "
-            "with `tierwise keys create --user NAME`), or use --host 127.0.0.1"
+            f"refusing to serve on {host} without authentication: add --require-key or set "
+            "TIERWISE_REQUIRE_KEY=1 (and create keys with `tierwise keys create --user NAME`), or use "
+            "--host 127.0.0.1"
         )
     if not 0 < port < 65536:
         raise _fail(f"--port {port} is not a port; use 1-65535")

@@ -67,9 +67,14 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
-    """A piece of the answer's text."""
+    """A piece of the answer's text, with its tokens' log probabilities when the upstream sent them.
+
+    ``logprobs`` is OpenAI's ``choices[0].logprobs`` of the chunk that carried the text, so a relay
+    can send both in one chunk again; everything else reads only ``text``.
+    """
 
     text: str
+    logprobs: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +299,8 @@ async def collect(stream: AsyncIterator[Event]) -> ModelResponse:
         async for event in stream:
             if isinstance(event, TextDelta):
                 text.append(event.text)
+                if event.logprobs is not None:  # kept with the other pieces OpenAI clients get back
+                    extras.append(ChoiceDelta(0, logprobs=event.logprobs))
             elif isinstance(event, ToolCallDelta):
                 pieces.setdefault(event.index, []).append(event.arguments_delta)
                 # Some servers repeat the id and name in every piece: the first one counts.

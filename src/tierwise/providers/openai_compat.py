@@ -21,6 +21,7 @@ import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -331,9 +332,10 @@ class OpenAICompatProvider(Provider):
                         yield _choice_delta(choice, whole=True)
                         continue
                     delta = choice.delta
-                    if delta.content:
-                        yield TextDelta(delta.content)
                     extra = _choice_delta(choice, whole=False)
+                    if delta.content:  # its log probabilities travel with it
+                        yield TextDelta(delta.content, extra.logprobs)
+                        extra = replace(extra, logprobs=None)
                     if extra.delta or extra.logprobs:
                         yield extra
                     for position, piece in enumerate(delta.tool_calls or ()):

@@ -139,8 +139,8 @@ def create_app(
         hosts: the names the server answers to (``Host``); in local mode (no key required) a request
             for another name, or from another page's ``Origin``, is refused with 403 (see
             :mod:`tierwise.server.origin`). ``None``: any name (the ``Origin`` check still applies).
-        max_body_bytes: the largest ``/v1`` request body (413 beyond); default
-            ``TIERWISE_MAX_BODY_BYTES``, else 16 MB.
+        max_body_bytes: the largest request body, on every path (413 beyond; OpenAI-shaped on
+            ``/v1``); default ``TIERWISE_MAX_BODY_BYTES``, else 16 MB.
         shared: other processes serve the same database (``serve --workers``, several hosts), so
             nothing a request needs is kept only in this process; default: on PostgreSQL.
 
@@ -149,6 +149,7 @@ def create_app(
     """
     from tierwise.chat.terminal import local_user
     from tierwise.server import chats, openai_compat, usage, workspace_routes
+    from tierwise.server.body_limit import BodyLimit
     from tierwise.server.openai_errors import document, max_body_bytes_from_env
     from tierwise.server.running import RunningTurns
     from tierwise.server.web import mount_web
@@ -164,6 +165,7 @@ def create_app(
     app.state.shared = store.engine.dialect.name != "sqlite" if shared is None else shared
     app.state.running = RunningTurns(engine, shared=app.state.shared)
     app.state.max_body_bytes = max_body_bytes if max_body_bytes is not None else max_body_bytes_from_env()
+    app.add_middleware(BodyLimit, limit=app.state.max_body_bytes)  # /v1 reads its own, OpenAI-shaped
     default_user = app.state.local_user = local_user(store)
     # Local mode: every request acts for the local user, whatever key it sends (OpenAI clients
     # always send one). Keys are checked only when required; a rate limit does not turn that on.
@@ -237,7 +239,12 @@ def create_app(
     app.include_router(workspace_routes.router)
     app.include_router(usage.router)
     mount_web(app)
-    document(app, {"/v1/chat/completions": openai_compat.ChatCompletionRequest}, require_key=require_key)
+    document(
+        app,
+        {"/v1/chat/completions": openai_compat.ChatCompletionRequest},
+        require_key=require_key,
+        window=engine.budget.window,
+    )
     return app
 
 

@@ -24,6 +24,7 @@ from sse_starlette.sse import EventSourceResponse
 from tierwise.chat.engine import ChatEngine
 from tierwise.server.app import ApiError
 from tierwise.server.chat_context import RETIRED, check_location, describe
+from tierwise.server.openai_errors import SSE_EVENT
 from tierwise.server.running import RunningTurns
 from tierwise.server.usage import chat_totals
 from tierwise.store import Store
@@ -34,6 +35,12 @@ router = APIRouter(prefix="/api")
 
 ContextType = Literal["global", "project", "task", "calendar"]
 """The locations a client may open a chat on (``api`` chats are the OpenAI-compatible endpoint's)."""
+
+
+# What a blank entity_id may hold, spelled out: JSON Schema's `\s` (ECMA) and Python's `strip()`
+# each count other characters as space, so the schema and the check share this set instead.
+_BLANK = r"\t\n\x0b\x0c\r "
+_BLANK_CHARS = "\t\n\x0b\x0c\r "
 
 
 class NewChat(BaseModel):
@@ -48,9 +55,11 @@ class NewChat(BaseModel):
             },
             "then": {
                 "required": ["entity_id"],
-                "properties": {"entity_id": {"type": "string", "minLength": 1}},
+                "properties": {"entity_id": {"type": "string", "pattern": f"[^{_BLANK}]"}},
             },
-            "else": {"properties": {"entity_id": {"anyOf": [{"type": "null"}, {"pattern": "^\\s*$"}]}}},
+            "else": {
+                "properties": {"entity_id": {"anyOf": [{"type": "null"}, {"pattern": f"^[{_BLANK}]*$"}]}}
+            },
         },
     )
 
@@ -92,7 +101,7 @@ def create_chat(body: NewChat, request: Request) -> Any:
     (another user's is a 404 like an unknown one); a global or calendar chat takes none.
     """
     store, _, user = _ctx(request)
-    entity = body.entity_id.strip() if body.entity_id else None
+    entity = body.entity_id.strip(_BLANK_CHARS) or None if body.entity_id else None
     check_location(store, user, body.context_type, entity)
     chat = store.create_chat(user, context_type=body.context_type, entity_id=entity)
     if body.title and body.title.strip():
@@ -167,7 +176,13 @@ def list_messages(chat_id: str, request: Request) -> Any:
     return {"messages": out}
 
 
-@router.post("/chats/{chat_id}/messages")
+_TURN_EVENTS = {
+    "description": "The turn as server-sent events (text, tool calls, usage… then one done)",
+    "content": {"text/event-stream": {"schema": SSE_EVENT}},
+}
+
+
+@router.post("/chats/{chat_id}/messages", response_class=EventSourceResponse, responses={200: _TURN_EVENTS})
 async def post_message(chat_id: str, body: NewMessage, request: Request) -> EventSourceResponse:
     """Send the user's message and stream the turn as server-sent events."""
     store, engine, user = _ctx(request)

@@ -71,6 +71,7 @@ from tierwise.providers.base import (
 from tierwise.providers.errors import ProviderError
 from tierwise.server.app import ApiError
 from tierwise.server.openai_errors import (
+    COMPLETION_RESPONSES,
     ERROR_RESPONSES,
     error_body,
     max_body_bytes_from_env,
@@ -193,7 +194,7 @@ def _budget(engine: ChatEngine, max_tokens: int | None) -> Budget:
     return budget
 
 
-@router.post("/chat/completions", responses=ERROR_RESPONSES)
+@router.post("/chat/completions", responses=COMPLETION_RESPONSES)
 async def chat_completions(request: Request) -> Response:
     """An OpenAI chat completion over the session's packed context (streamed or whole).
 
@@ -399,7 +400,10 @@ async def _complete(
         try:
             async for event in all_events(list(seen)):
                 if isinstance(event, TextDelta) and event.text:
-                    yield text_chunk(event.text)
+                    if event.logprobs is None:
+                        yield text_chunk(event.text)
+                    else:  # the text's log probabilities on its chunk, as the upstream sent them
+                        yield chunk({"content": event.text}, logprobs=event.logprobs)
                 elif isinstance(event, ToolCallDelta):
                     streamed_calls = True
                     piece: dict[str, Any] = {"index": event.index}

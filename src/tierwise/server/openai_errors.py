@@ -23,8 +23,10 @@ from pydantic import BaseModel, ValidationError
 from tierwise.errors import UserError
 
 __all__ = [
+    "COMPLETION_RESPONSES",
     "DEFAULT_MAX_BODY_BYTES",
     "ERROR_RESPONSES",
+    "SSE_EVENT",
     "ErrorResponse",
     "document",
     "error_body",
@@ -77,6 +79,27 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 """The error responses of a ``/v1`` route, for its decorator's ``responses``."""
 
+SSE_EVENT: dict[str, Any] = {
+    "type": "object",
+    "description": "One server-sent event (the schema of a text/event-stream describes each event)",
+    "properties": {"event": {"type": "string"}, "data": {"type": "string"}, "id": {"type": "string"}},
+    "required": ["data"],
+}
+"""One server-sent event, as OpenAPI documents an event stream's events."""
+
+COMPLETION_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "A chat.completion object; with stream: true, server-sent events instead: "
+        "chat.completion.chunk objects, then `data: [DONE]`",
+        "content": {
+            "application/json": {"schema": {"type": "object"}},
+            "text/event-stream": {"schema": SSE_EVENT},
+        },
+    },
+    **ERROR_RESPONSES,
+}
+"""The responses of ``POST /v1/chat/completions``: JSON, or a stream of events when asked for."""
+
 
 def error_body(message: str, kind: str, code: str | None, param: str | None = None) -> dict[str, Any]:
     """The JSON of an OpenAI-shaped error."""
@@ -106,14 +129,47 @@ def openai_error(
     )
 
 
+_EXPECTED = {
+    "bool_type": "a boolean",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "string_type": "a string",
+    "dict_type": "an object",
+    "list_type": "an array",
+}
+
+
+def _json_type(value: Any) -> str:
+    """What JSON calls ``value``'s type, with its article (``an integer``)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "an object"
+    return "an array" if isinstance(value, list) else "null"
+
+
 def validation_error(exc: ValidationError) -> JSONResponse:
-    """A body that failed validation: 400 naming the first parameter at fault."""
-    errors = exc.errors(include_url=False, include_input=False)
+    """A body that failed validation: 400 naming the first parameter at fault.
+
+    A value of the wrong JSON type (where one type fits) is ``invalid_type``, worded as OpenAI words
+    it: ``Invalid type for 'parallel_tool_calls': expected a boolean, but got an integer instead.``
+    """
+    errors = exc.errors(include_url=False)
     param = (".".join(str(p) for p in errors[0]["loc"]) or None) if errors else None
     if errors and errors[0]["type"] == "missing":
         return openai_error(
             400, f"missing required parameter: {param!r}", code="missing_required_parameter", param=param
         )
+    if len(errors) == 1 and errors[0]["type"] in _EXPECTED:  # (a union's branches each add one)
+        expected, got = _EXPECTED[errors[0]["type"]], _json_type(errors[0].get("input"))
+        message = f"Invalid type for {param!r}: expected {expected}, but got {got} instead."
+        return openai_error(400, message, code="invalid_type", param=param)
     parts = []
     for error in errors[:5]:
         where = ".".join(str(p) for p in error.get("loc", ())) or "body"
@@ -141,13 +197,22 @@ def max_body_bytes_from_env() -> int:
     return value
 
 
-def document(app: FastAPI, request_models: Mapping[str, type[BaseModel]], *, require_key: bool) -> None:
+def document(
+    app: FastAPI,
+    request_models: Mapping[str, type[BaseModel]],
+    *,
+    require_key: bool,
+    window: int | None = None,
+) -> None:
     """Add the ``/v1`` request schemas and the bearer security scheme to ``app``'s OpenAPI document.
 
     ``request_models`` maps a path (``/v1/chat/completions``) to the model of its POST body. With
     ``require_key`` every ``/v1`` and ``/api`` operation needs the bearer key; without, it is optional
-    (any key or none is accepted in local mode).
+    (any key or none is accepted in local mode). ``window``: the budget's window in tokens, which a
+    body's ``max_tokens`` and ``max_completion_tokens`` must stay below (documented as their maximum).
     """
+    from tierwise.server.openapi_links import add_links
+
     build: Callable[[], dict[str, Any]] = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -159,6 +224,8 @@ def document(app: FastAPI, request_models: Mapping[str, type[BaseModel]], *, req
         for path, model in request_models.items():
             body = model.model_json_schema(ref_template="#/components/schemas/{model}")
             schemas.update(body.pop("$defs", {}))
+            if window is not None:
+                _limit_max_tokens(body, window)
             schemas[model.__name__] = body
             operation = schema.get("paths", {}).get(path, {}).get("post")
             if operation is not None:
@@ -190,7 +257,23 @@ def document(app: FastAPI, request_models: Mapping[str, type[BaseModel]], *, req
                 for operation in operations.values():
                     if isinstance(operation, dict):
                         operation["security"] = security
+        add_links(schema)  # where the id parameters come from (a chat's from POST /api/chats…)
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _limit_max_tokens(body: dict[str, Any], window: int) -> None:
+    """Document ``max_tokens`` and ``max_completion_tokens`` as below ``window`` (more is a 400)."""
+    for name in ("max_tokens", "max_completion_tokens"):
+        field = body.get("properties", {}).get(name)
+        if not isinstance(field, dict):
+            continue
+        for branch in field.get("anyOf", [field]):
+            if branch.get("type") == "integer":
+                branch["maximum"] = window - 1
+        field["description"] = (
+            f"At most {window - 1:,}: the answer and the packed prompt share the {window:,}-token window "
+            "(a prompt that does not fit in what is left is a 400, context_length_exceeded)."
+        )

@@ -2,7 +2,8 @@
 
 Everything that can fail is checked here, before the upstream model is called (and billed): the
 body's size (413 over ``TIERWISE_MAX_BODY_BYTES``), JSON nested deeper than :data:`MAX_DEPTH`,
-values out of OpenAI's ranges, a ``user`` longer than :data:`MAX_USER_CHARS`, a tool message
+values out of OpenAI's ranges or of another JSON type (booleans and numbers are never coerced:
+``0`` is not ``false``, ``"5"`` not ``5``), a ``user`` longer than :data:`MAX_USER_CHARS`, a tool message
 whose ``tool_call_id`` answers no earlier assistant tool call (all 400, naming the fix).
 
 What the client sent beyond the conversation is forwarded as sent (:func:`forwarded`):
@@ -19,7 +20,15 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    Strict,
+    TypeAdapter,
+    model_validator,
+)
 
 from tierwise.providers.base import ChoiceDelta
 
@@ -39,6 +48,11 @@ MAX_USER_CHARS = 512
 _CONTAINERS = (dict, list)  # what json.loads nests
 # Fields tierwise itself decides, or sends in the pack's place; the rest is forwarded as sent.
 _OWN = frozenset({"messages", "model", "stream", "stream_options", "tools", "tool_choice", "temperature"})
+# Booleans and numbers are taken only as JSON booleans and numbers (OpenAI refuses ``0`` for
+# ``parallel_tool_calls`` and ``"5"`` for ``max_tokens``), not coerced from other types.
+_STRICT = Strict()
+_INTEGERS = ("max_tokens", "max_completion_tokens", "n", "seed", "top_logprobs")
+_CONVERSATION = {"required": ["role"], "properties": {"role": {"enum": ["user", "assistant", "tool"]}}}
 
 
 class BadRequest(Exception):
@@ -71,6 +85,47 @@ class ToolCallIn(_Lenient):
     function: FunctionCall
 
 
+class TextPart(BaseModel):
+    """A content part of text (other keys, such as ``cache_control``, are kept as sent)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["text"]
+    text: str
+
+
+class ImageURL(BaseModel):
+    """Where an image part's image is, and at which detail."""
+
+    model_config = ConfigDict(extra="allow")
+
+    url: str
+    detail: Literal["auto", "low", "high"] = "auto"
+
+
+class ImagePart(BaseModel):
+    """A content part holding an image."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["image_url"]
+    image_url: ImageURL
+
+
+# The parts tierwise can count (others would be refused while packing: 400 either way).
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+_PARTS: TypeAdapter[Any] = TypeAdapter(list[ContentPart])
+
+
+def _content_as_sent(value: Any) -> Any:
+    """A message's content checked (a text, or text and image parts), and kept exactly as sent."""
+    if isinstance(value, list):
+        _PARTS.validate_python(value)
+    elif value is not None and not isinstance(value, str):
+        raise ValueError("content must be a string or a list of 'text' and 'image_url' parts")
+    return value
+
+
 class MessageIn(_Lenient):
     """One message of the conversation (OpenAI's fields; others are ignored)."""
 
@@ -83,7 +138,10 @@ class MessageIn(_Lenient):
     )
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
+    content: Annotated[
+        str | list[dict[str, Any]] | None,
+        PlainValidator(_content_as_sent, json_schema_input_type=str | list[ContentPart] | None),
+    ] = None
     name: str | None = None
     tool_calls: list[ToolCallIn] | None = None
     tool_call_id: str | None = None
@@ -139,7 +197,7 @@ class ResponseFormat(BaseModel):
 class StreamOptions(_Lenient):
     """``stream_options``."""
 
-    include_usage: bool = False
+    include_usage: Annotated[bool, _STRICT] = False
 
 
 class ChatCompletionRequest(BaseModel):
@@ -147,29 +205,43 @@ class ChatCompletionRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    messages: Annotated[list[MessageIn], Field(min_length=1)]
+    # At least one message that is not a system or developer message: there is nothing to answer else.
+    messages: Annotated[list[MessageIn], Field(min_length=1, json_schema_extra={"contains": _CONVERSATION})]
     model: str | None = None
-    stream: bool | None = False
+    stream: Annotated[bool | None, _STRICT] = False
     stream_options: StreamOptions | None = None
-    max_tokens: Annotated[int | None, Field(ge=1)] = None
-    max_completion_tokens: Annotated[int | None, Field(ge=1)] = None
-    temperature: Annotated[float | None, Field(ge=0, le=2)] = None
-    top_p: Annotated[float | None, Field(ge=0, le=1)] = None
-    n: Annotated[int | None, Field(ge=1, le=128)] = None
+    max_tokens: Annotated[int | None, Field(ge=1, strict=True)] = None
+    max_completion_tokens: Annotated[int | None, Field(ge=1, strict=True)] = None
+    temperature: Annotated[float | None, Field(ge=0, le=2, strict=True)] = None
+    top_p: Annotated[float | None, Field(ge=0, le=1, strict=True)] = None
+    n: Annotated[int | None, Field(ge=1, le=128, strict=True)] = None
     stop: str | Annotated[list[str], Field(max_length=4)] | None = None
-    seed: int | None = None
-    frequency_penalty: Annotated[float | None, Field(ge=-2, le=2)] = None
-    presence_penalty: Annotated[float | None, Field(ge=-2, le=2)] = None
-    logprobs: bool | None = None
-    top_logprobs: Annotated[int | None, Field(ge=0, le=20)] = None
-    logit_bias: dict[str, float] | None = None
+    seed: Annotated[int | None, _STRICT] = None
+    frequency_penalty: Annotated[float | None, Field(ge=-2, le=2, strict=True)] = None
+    presence_penalty: Annotated[float | None, Field(ge=-2, le=2, strict=True)] = None
+    logprobs: Annotated[bool | None, _STRICT] = None
+    top_logprobs: Annotated[int | None, Field(ge=0, le=20, strict=True)] = None
+    logit_bias: dict[str, Annotated[float, _STRICT]] | None = None
     response_format: ResponseFormat | None = None
     tools: list[ToolIn] | None = None
     tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
-    parallel_tool_calls: bool | None = None
+    parallel_tool_calls: Annotated[bool | None, _STRICT] = None
     user: Annotated[str | None, Field(max_length=MAX_USER_CHARS)] = None
     metadata: dict[str, str] | None = None
     reasoning_effort: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_integers(cls, data: Any) -> Any:
+        """A JSON number without a fraction (``5.0``) is an integer, as JSON Schema says; strings are not."""
+        if not isinstance(data, dict):
+            return data
+        whole = {
+            name: int(value)
+            for name in _INTEGERS
+            if isinstance(value := data.get(name), float) and value.is_integer()
+        }
+        return {**data, **whole} if whole else data
 
 
 # -- reading and checking ----------------------------------------------------------------------

@@ -1,0 +1,88 @@
+"""Schemathesis hooks: the rules of a ``/v1/chat/completions`` body that JSON Schema cannot state.
+
+The published schema says everything about one value at a time; these three rules relate values to
+each other, and OpenAI answers each with a 400 as tierwise does:
+
+1. a named ``tool_choice`` names one of the body's ``tools``;
+2. a ``tool`` message's ``tool_call_id`` is the id of a tool call in an earlier assistant message;
+3. the prompt and the answer fit the window: ``max_completion_tokens`` (else ``max_tokens``, else the
+   1,000 tokens ``tierwise serve`` keeps) plus the prompt's tokens stay within the window (the
+   schema's ``max_tokens`` maximum + 1). The prompt is counted high, from its JSON's length (a
+   token is at least a byte; tools twice, framing generously), so a body this rule lets through
+   always fits, and one it drops may have just fitted.
+
+A request that breaks one is refused with a 400 however well each value fits the schema, so a
+generated *valid* body that breaks one is not one the server must accept: :func:`filter_case`
+drops it (negative cases are left alone). Used as::
+
+    SCHEMATHESIS_HOOKS=tests/server/contract_hooks.py st run http://127.0.0.1:8731/openapi.json --checks all
+
+``tests/server/test_contract.py`` checks that the server refuses exactly what these rules name.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+RESERVE = 1_000  # what `tierwise serve` keeps for the answer when the body asks for no more
+_MARGIN = 200  # the pack's framing and what tierwise adds for a new session, generously
+_PER_MESSAGE = 10
+
+
+def broken_rule(body: Any, window: int) -> str | None:
+    """Which of the three rules ``body`` breaks (its number and what is wrong), or ``None``."""
+    if not isinstance(body, dict):
+        return None
+    messages = body.get("messages")
+    messages = messages if isinstance(messages, list) else []
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict):
+        named = (choice.get("function") or {}).get("name")
+        names = {(t.get("function") or {}).get("name") for t in tools if isinstance(t, dict)}
+        if named not in names:
+            return f"1: tool_choice names {named!r}, not among the tools"
+    calls: set[Any] = set()
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        if message.get("role") == "assistant":
+            calls.update(c.get("id") for c in message.get("tool_calls") or () if isinstance(c, dict))
+        elif message.get("role") == "tool" and message.get("tool_call_id") not in calls:
+            return f"2: tool_call_id {message.get('tool_call_id')!r} answers no earlier tool call"
+    answer = body.get("max_completion_tokens") or body.get("max_tokens") or 0
+    answer = max(answer, RESERVE) if isinstance(answer, int | float) else RESERVE
+    prompt = len(json.dumps(messages)) + 2 * len(json.dumps(tools)) + _PER_MESSAGE * len(messages) + _MARGIN
+    if answer + prompt > window:
+        return f"3: {answer:,} answer and up to {prompt:,} prompt tokens exceed the {window:,}-token window"
+    return None
+
+
+def window_of(raw_schema: dict[str, Any]) -> int | None:
+    """The window the schema documents: ``max_tokens``'s maximum + 1 (``None`` if it states none)."""
+    body = raw_schema.get("components", {}).get("schemas", {}).get("ChatCompletionRequest", {})
+    field = body.get("properties", {}).get("max_tokens", {})
+    for branch in field.get("anyOf", [field]):
+        if isinstance(branch, dict) and isinstance(branch.get("maximum"), int):
+            return int(branch["maximum"]) + 1
+    return None
+
+
+try:
+    import schemathesis
+except ImportError:  # pytest imports this file for its doctests, without schemathesis installed
+    schemathesis = None
+
+if schemathesis is not None:
+
+    @schemathesis.hook
+    def filter_case(context: Any, case: Any) -> bool:
+        """Drop a generated valid ``/v1/chat/completions`` body that breaks one of the rules."""
+        meta = case.meta
+        if case.operation.path != "/v1/chat/completions" or meta is None:
+            return True
+        if not meta.generation.mode.is_positive:
+            return True
+        window = window_of(case.operation.schema.raw_schema)
+        return window is None or broken_rule(case.body, window) is None
