@@ -22,11 +22,12 @@ def test_a_short_run_measures_both_contenders(monkeypatch: pytest.MonkeyPatch, t
     )
     s = result["summary"]
     assert s["requests"] == 4 and s["answered"] == 4 and s["tool_errors"] == 0
-    assert 0 < s["tokens_sent"]["progressive"] < s["tokens_sent"]["full"]
-    assert s["reduction"] == pytest.approx(
-        1 - s["tokens_sent"]["progressive"] / s["tokens_sent"]["full"], abs=1e-4
+    sent = s["tokens_sent"]
+    assert 0 < sent["progressive"] < sent["full"] < sent["full_context"]
+    assert s["reduction"] == pytest.approx(1 - sent["progressive"] / sent["full"], abs=1e-4)
+    assert s["reduction_full_context"] == pytest.approx(
+        1 - sent["progressive"] / sent["full_context"], abs=1e-4
     )
-    assert s["initial_context"]["mean"] < s["initial_context"]["full_mean"]
     assert s["detail_calls"] >= 1 and s["list_calls"] >= 2
     tools = [r["tools"] for r in result["progressive"]["requests"]]
     assert (
@@ -34,7 +35,7 @@ def test_a_short_run_measures_both_contenders(monkeypatch: pytest.MonkeyPatch, t
     )  # list first, then detail
     assert set(result["latency"][0]["tools"]) == set(WORKSPACE_TOOL_NAMES)
     assert json.loads((tmp_path / "d.json").read_text())["summary"] == s
-    assert "reduction" in (tmp_path / "d.md").read_text()
+    assert "fewer tokens than full records" in (tmp_path / "d.md").read_text()
 
 
 def test_full_tools_return_complete_records() -> None:
@@ -48,3 +49,26 @@ def test_full_tools_return_complete_records() -> None:
     result = asyncio.run(full.execute("c", "list_tasks", '{"limit": 3}', context=ctx))
     tasks = json.loads(result.content)["tasks"]
     assert len(tasks) == 3 and all("details" in t and "description_preview" not in t for t in tasks)
+
+
+def test_the_headline_holds_the_context_equal_and_reports_the_seeds_rates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Was: the headline's full peer got a 9-17k-token location context (77% mostly from that), the
+    detail rate was detail ÷ all calls, and the initial context left out the tool schemas."""
+    monkeypatch.setattr(disclosure, "DIALOGUES", disclosure.DIALOGUES[2:3])  # a project chat
+    result = disclosure.run(scales=[], repeat=1, console=Console(file=None, quiet=True))
+    s, ic = result["summary"], result["summary"]["initial_context"]
+    firsts = {m: result[m]["requests"][0]["first"]["context"] for m in disclosure.MODES}
+    assert firsts["progressive"] == firsts["full"] < firsts["full_context"]  # context held equal
+    assert ic["mean"] == ic["full_mean"] < ic["full_context_mean"]
+    assert s["detail_per_list"] == pytest.approx(s["detail_calls"] / s["list_calls"], abs=1e-3)
+    assert ic["with_tools_max"] == ic["max"] + ic["tool_definitions"] > ic["max"]
+    verdicts = s["targets"]
+    assert set(verdicts) == {"reduction", "detail_per_list", "initial_context_with_tools", "initial_context"}
+    assert verdicts["reduction"]["value"] == s["reduction"]
+    assert verdicts["initial_context_with_tools"]["target"] == 2_000
+    for v in verdicts.values():
+        assert v["by"] == pytest.approx(abs(v["value"] - v["target"]), abs=1e-3)
+    text = disclosure._markdown(result)
+    assert "context held equal" in text and "old comparison" in text and "detail ÷ list" in text

@@ -110,16 +110,28 @@ def test_list_tasks_filters_and_sorting(env: Env) -> None:
     assert titles(priority=["high"]) == ["A high"]
     assert titles(status=["done"]) == ["C done"]
     assert titles(project_id=pid) == ["A high"]
-    assert titles(has_date=True, sort_by="start_date") == ["C done", "B low dated"]
+    assert titles(has_date=True, sort_by="start_date") == ["B low dated"]  # done only when asked
+    every = ["backlog", "in_progress", "done", "blocked"]
+    assert titles(has_date=True, sort_by="start_date", status=every) == ["C done", "B low dated"]
     assert titles(query="DATED") == ["B low dated"]
+    assert titles(query="D") == ["B low dated", "C done"]  # a search finds done tasks too, after open ones
 
 
 def test_list_tasks_limit_is_clamped(env: Env) -> None:
     for i in range(55):
         env.ws.create_task(env.user, title=f"Task {i}")
-    data = env.data("list_tasks", limit=500)
-    assert len(data["tasks"]) == 50 and data["total"] == 55 and data["has_more"] is True
+    data = env.data("list_tasks", limit=500)  # clamped to 50, then cut to the page's tokens
+    assert 1 < len(data["tasks"]) < 50 and data["total"] == 55 and data["has_more"] is True
+    assert data["next_offset"] == len(data["tasks"])
     assert len(env.data("list_tasks", limit=0)["tasks"]) == 1
+    seen, offset = [], 0
+    while True:  # the pages, followed by next_offset, give every task once, in order
+        page = env.data("list_tasks", limit=500, offset=offset)
+        seen += [t["title"] for t in page["tasks"]]
+        if not page["has_more"]:
+            break
+        offset = page["next_offset"]
+    assert len(seen) == 55 and len(set(seen)) == 55
 
 
 def test_search_escapes_user_input_and_ignores_case(env: Env) -> None:
@@ -146,7 +158,7 @@ def test_search_projects_stats_preview_and_hints(env: Env) -> None:
     assert p["task_count"] == 2 and p["completed_task_count"] == 1 and p["completion_percentage"] == 50
     assert p["active_task_count"] == 1
     assert len(p["context_preview"]) <= PREVIEW_LIMITS["project_context"] + 1
-    assert p["has_notes"] is True and p["has_phases"] is False and p["has_brain_dumps"] is False
+    assert p["has_notes"] is True and "has_phases" not in p and "has_brain_dumps" not in p  # false: left out
     assert "context" not in p
     assert [x["name"] for x in env.data("search_projects", query="ENTERPRISE")["projects"]] == [
         "Q4 Product Launch"
@@ -233,11 +245,23 @@ def test_unknown_ids_suggest_the_list_tool(env: Env, tool: str, arg: str, hint: 
     assert not result.success and "not found" in result.content and hint in result.content
 
 
-def test_unknown_task_falls_back_to_listing(env: Env) -> None:
-    env.ws.create_task(env.user, title="Real task")
-    result = env.call("get_task_details", task_id="task_invented")
-    assert result.strategy_used == "alternative"
-    assert "Task not found" in result.content and "Real task" in result.content
+def test_an_unknown_task_is_searched_for_by_the_words_asked(env: Env) -> None:
+    """Was: the not-found fallback listed every task (list_tasks({})); now it searches the id's words."""
+    env.ws.create_task(env.user, title="Implement webhook system")
+    env.ws.create_task(env.user, title="Unrelated chore")
+    result = env.call("get_task_details", task_id="task_webhook_system")
+    assert not result.success and result.strategy_used is None
+    assert "Implement webhook system" in result.content and "Unrelated chore" not in result.content
+    assert "webhook system" in result.content
+    by_title = env.call("get_task_details", task_id="the webhook task").content  # a title as the id
+    assert "Implement webhook system" in by_title and "Unrelated chore" not in by_title
+    invented = env.call("get_task_details", task_id="task_invented").content
+    assert "not found" in invented and "list_tasks" in invented and "chore" not in invented
+    generated = env.call("get_task_details", task_id="task_4k7d2x9q1m3a").content  # a real-looking id
+    assert "call list_tasks to find the task's id" in generated and "Implement" not in generated
+    note = env.ws.create_note(env.user, title="Pricing research", content="x")
+    found = env.call("get_note_details", note_id="pricing").content
+    assert note["id"] in found and "Pricing research" in found
 
 
 # -- actions ----------------------------------------------------------------------------------------
@@ -386,8 +410,7 @@ def test_no_tool_reaches_another_users_rows(env: Env) -> None:
     ]:
         result = env.call(name, o, **args)
         assert "Secret" not in result.content, (name, result.content)
-        if name != "get_task_details":  # that one falls back to listing the caller's own tasks
-            assert not result.success and "not found" in result.content, name
+        assert not result.success and "not found" in result.content, name
     assert env.ws.task_details(env.user, task["id"])["status"] == "backlog"
     assert env.ws.project_details(env.user, pid)["context"] is None
 

@@ -17,8 +17,9 @@ from pydantic import Field
 from tierwise.errors import InputError
 from tierwise.tools.definition import Tool, ToolContext, tool
 from tierwise.workspace.calendar import Calendar, LocalCalendar, Occurrence, free_slots, rule_for
+from tierwise.workspace.pages import drop, fit_page, lean
 from tierwise.workspace.repository import parse_moment
-from tierwise.workspace.tools import _clamp, session
+from tierwise.workspace.tools import _clamp, _offset, _showing, session
 from tierwise.workspace.views import PREVIEW_LIMITS, preview
 
 __all__ = ["CALENDAR_TOOLS", "abbreviated_event"]
@@ -76,7 +77,7 @@ def _window(
     return start, end
 
 
-@tool(tier="calendar")
+@tool(tier="calendar", result_tokens=600)
 def get_calendar_events(
     ctx: ToolContext,
     timeMin: Annotated[
@@ -91,23 +92,27 @@ def get_calendar_events(
         int,
         Field(description="Max events to return (at most 100)", json_schema_extra={"maximum": 100}),
     ] = 20,
+    offset: _offset() = 0,  # type: ignore[valid-type]
 ) -> dict[str, Any]:
     """Get calendar events (abbreviated)."""
     ws, user, now = session(ctx)
     zone = ws.profile(user).zone
     start, end = _window(timeMin, timeMax, zone, now)
     events = _calendar(ctx).events(user, start, end)
-    shown = events[: _clamp(1, 100)(limit)]
-    return {
-        "events": [abbreviated_event(e, zone) for e in shown],
-        "total": len(events),
-        "has_more": len(events) > len(shown),
-        "time_range": {"start": _fmt(start, zone, False), "end": _fmt(end, zone, False)},
-        "message": f"Showing {len(shown)} of {len(events)} events. Linked tasks: get_task_details(task_id).",
-    }
+    shown = events[offset : offset + _clamp(1, 100)(limit)]
+    return fit_page(
+        [lean(abbreviated_event(e, zone)) for e in shown],
+        key="events",
+        budget=get_calendar_events.result_tokens,
+        total=len(events),
+        offset=offset,
+        message=_showing("events", offset, len(events), "Linked tasks: get_task_details(task_id)."),
+        shrink=(drop("description_preview"), drop("location")),
+        extra={"time_range": {"start": _fmt(start, zone, False), "end": _fmt(end, zone, False)}},
+    )
 
 
-@tool(tier="calendar")
+@tool(tier="calendar", result_tokens=400)
 def find_available_slots(
     ctx: ToolContext,
     timeMin: Annotated[str, Field(json_schema_extra={"format": "date-time"})],
@@ -137,7 +142,8 @@ def find_available_slots(
         now=now,
     )
     found = [
-        {"start": _fmt(s.start, zone, False), "end": _fmt(s.end, zone, False), "preferred": s.preferred}
+        {"start": _fmt(s.start, zone, False), "end": _fmt(s.end, zone, False)}
+        | ({"preferred": True} if s.preferred else {})
         for s in slots
     ]
     hours = f"{profile.work_start_hour:02d}:00-{profile.work_end_hour:02d}:00"
@@ -148,10 +154,21 @@ def find_available_slots(
         else f"No free {duration_minutes}-minute slot within working hours ({hours}) in this window; "
         "try a wider window or a shorter duration."
     )
-    return {"slots": found, "total": len(found), "message": message}
+    page = fit_page(
+        found,
+        key="slots",
+        budget=find_available_slots.result_tokens,
+        total=len(found),
+        offset=0,
+        message=lambda shown, more: (
+            message + (f" Showing the first {shown}; ask for a shorter window for others." if more else "")
+        ),
+    )
+    page.pop("next_offset", None)
+    return page
 
 
-@tool(tier="calendar")
+@tool(tier="calendar", result_tokens=400)
 def schedule_task(
     ctx: ToolContext,
     task_id: str,

@@ -16,7 +16,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -45,6 +45,7 @@ from tierwise.workspace.views import (
 )
 
 __all__ = [
+    "OPEN_TASK_STATUSES",
     "TASK_UPDATE_FIELDS",
     "Profile",
     "WorkspaceNotFound",
@@ -55,6 +56,12 @@ __all__ = [
 
 _LIST_TOOL = {"task": "list_tasks", "project": "search_projects", "note": "search_notes"}
 _PRIORITY_RANK = sa.case({"high": 3, "medium": 2, "low": 1}, value=Task.priority, else_=0)
+_PROJECT_RANK = sa.case(
+    {"active": 0, "paused": 1, "completed": 2, "archived": 3}, value=Project.status, else_=4
+)
+_DUE_SOON = timedelta(days=7)
+OPEN_TASK_STATUSES = ("backlog", "in_progress", "blocked")
+"""What "open" means for a task: not done (the statuses an unfiltered ``list_tasks`` tool call shows)."""
 _WORD = re.compile(r"[^\s,;]+")
 TASK_UPDATE_FIELDS = (
     "title",
@@ -68,12 +75,16 @@ TASK_UPDATE_FIELDS = (
 
 
 class WorkspaceNotFound(UserError):
-    """No row of this kind with this id belongs to the user; the message names the tool to find one."""
+    """No row of this kind with this id belongs to the user; the message names the tool to find one.
 
-    def __init__(self, kind: str, id: str) -> None:
+    ``similar`` replaces that hint with what was found instead (the detail tools search with the words
+    of the id they were given).
+    """
+
+    def __init__(self, kind: str, id: str, similar: str = "") -> None:
         tool = _LIST_TOOL.get(kind)
         hint = f"; call {tool} to find the {kind}'s id" if tool else ""
-        super().__init__(f"{kind} {id!r} not found{hint}")
+        super().__init__(f"{kind} {id!r} not found{similar or hint}")
         self.kind, self.id = kind, id
 
 
@@ -285,8 +296,15 @@ class WorkspaceQueries:
         limit: int = 20,
         sort_by: str = "priority",
         now: datetime | None = None,
+        offset: int = 0,
     ) -> tuple[list[dict[str, Any]], int]:
-        """Abbreviated tasks matching the filters, and how many match in all."""
+        """Abbreviated tasks matching the filters, and how many match in all.
+
+        ``sort_by``: ``"priority"`` (then start), ``"start_date"``, ``"created_at"`` (newest first), or
+        ``"due"`` — what needs doing first: open tasks before done ones, those overdue or starting
+        within 7 days before the rest, each group by priority, then start date. ``offset`` skips that
+        many in this order.
+        """
         now = now or utcnow()
         zone = self.profile(user_id).zone
         where = [Task.user_id == user_id, Task.deleted_at.is_(None)]
@@ -307,13 +325,25 @@ class WorkspaceQueries:
             order: list[Any] = [Task.start_at.asc().nulls_last(), _PRIORITY_RANK.desc()]
         elif sort_by == "created_at":
             order = [Task.created_at.desc()]
+        elif sort_by == "due":
+            soon = sa.case((sa.and_(Task.start_at.is_not(None), Task.start_at < now + _DUE_SOON), 0), else_=1)
+            finished = sa.case((Task.status == "done", 1), else_=0)
+            order = [finished, soon, _PRIORITY_RANK.desc(), Task.start_at.asc().nulls_last()]
         else:
             order = [_PRIORITY_RANK.desc(), Task.start_at.asc().nulls_last()]
         if words:  # tasks whose title has every word come first
             order.insert(0, sa.case((_matches(words, (Task.title,)), 1), else_=0).desc())
         with self.store.session() as session:
             total = session.scalar(sa.select(sa.func.count()).select_from(Task).where(*where)) or 0
-            rows = list(session.scalars(sa.select(Task).where(*where).order_by(*order, Task.id).limit(limit)))
+            rows = list(
+                session.scalars(
+                    sa.select(Task)
+                    .where(*where)
+                    .order_by(*order, Task.id)
+                    .offset(max(0, offset))
+                    .limit(limit)
+                )
+            )
             names = self._project_names(session, user_id, (r.project_id for r in rows))
             subtasks = self._subtask_counts(session, user_id, (r.id for r in rows))
         tasks = [
@@ -336,8 +366,12 @@ class WorkspaceQueries:
         status: str | None = None,
         has_active_tasks: bool | None = None,
         limit: int = 10,
+        offset: int = 0,
     ) -> tuple[list[dict[str, Any]], int]:
-        """Abbreviated projects matching the query (name, description, summary, tags), newest first."""
+        """Abbreviated projects matching the query (name, description, summary, tags).
+
+        Name matches first, then active, paused, completed, archived; the most recently changed first.
+        """
         where = [Project.user_id == user_id]
         words = _words(query)
         if words:
@@ -364,7 +398,8 @@ class WorkspaceQueries:
                 session.scalars(
                     sa.select(Project)
                     .where(*where)
-                    .order_by(by_name.desc(), Project.updated_at.desc(), Project.id)
+                    .order_by(by_name.desc(), _PROJECT_RANK, Project.updated_at.desc(), Project.id)
+                    .offset(max(0, offset))
                     .limit(limit)
                 )
             )
@@ -384,6 +419,7 @@ class WorkspaceQueries:
         project_id: str | None = None,
         category: str | None = None,
         limit: int = 10,
+        offset: int = 0,
     ) -> tuple[list[dict[str, Any]], int]:
         """Abbreviated notes matching the query (title, content, tags), newest first."""
         where = [Note.user_id == user_id]
@@ -402,6 +438,7 @@ class WorkspaceQueries:
                     sa.select(Note)
                     .where(*where)
                     .order_by(by_title.desc(), Note.created_at.desc(), Note.id)
+                    .offset(max(0, offset))
                     .limit(limit)
                 )
             )

@@ -3,7 +3,7 @@
 ========================  ========  ===============================================================
 tool                      tier      returns
 ========================  ========  ===============================================================
-``list_tasks``            list      abbreviated tasks (100-char previews, hints), total, has_more
+``list_tasks``            list      a page of abbreviated tasks (previews, hints), total, next_offset
 ``search_projects``       list      abbreviated projects (500-char context preview, statistics)
 ``search_notes``          list      abbreviated notes (200-char previews)
 ``get_task_details``      detail    the whole task: texts, subtasks, dependencies, project
@@ -20,9 +20,18 @@ tool                      tier      returns
 Names and parameters are seed 001's. Where we differ, on purpose: ``list_tasks`` also takes a
 ``query`` (the seed's model could only find "the webhook task" by listing everything);
 ``create_task`` also takes ``recurrence_pattern`` and ``details``; limits are clamped to the schema's
-maximum instead of being refused; counts are integers. Optional parameters appear in the schema
-without ``null`` (the validation still accepts ``null``, as "not given"): smaller schemas cost fewer
-tokens on every call.
+maximum instead of being refused; counts are integers.
+
+Lists serve a model's first, unfiltered call (issue 17). ``list_tasks`` without ``status`` shows open
+tasks only (with a ``query``, done ones too, after the open ones), and without ``sort_by`` the work
+due first: overdue or starting within 7 days, then by priority. ``search_projects`` puts active
+projects first. Every list (and ``get_calendar_events``) is a page cut to the tool's declared
+``result_tokens`` (:mod:`tierwise.workspace.pages`), with ``has_more`` and ``next_offset`` for the
+``offset`` parameter. A detail tool given an unknown id searches with the id's words and names what
+it found (:mod:`tierwise.workspace.similar`) instead of seed 000's fallback of listing every task.
+
+Optional parameters appear in the schema without ``null`` (the validation still accepts ``null``, as
+"not given"): smaller schemas cost fewer tokens on every call.
 
 Each tool reads its user, store and clock from :class:`~tierwise.tools.ToolContext` (``extras``:
 ``clock`` — a function returning the current aware datetime — and ``calendar``), so a user can only
@@ -44,7 +53,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from tierwise.store.models import utcnow
 from tierwise.tools.definition import Tool, ToolContext, tool
 from tierwise.tools.strategies import DEFAULT_STRATEGIES, FailureStrategy
+from tierwise.workspace.pages import drop, fit_page, lean, shorten
+from tierwise.workspace.queries import OPEN_TASK_STATUSES
 from tierwise.workspace.repository import Workspace
+from tierwise.workspace.similar import or_similar
 
 __all__ = ["LIST_TOOLS", "WORKSPACE_STRATEGIES", "WORKSPACE_TOOL_NAMES", "workspace_tools"]
 
@@ -102,18 +114,41 @@ def session(ctx: ToolContext) -> tuple[Workspace, str, datetime]:
 # -- list / search ---------------------------------------------------------------------------------
 
 
+def _offset() -> Any:
+    return Annotated[
+        int, AfterValidator(_clamp(0, 1_000_000)), Field(default=0, description="From next_offset")
+    ]
+
+
+def _showing(what: str, offset: int, total: int, then: str) -> Callable[[int, bool], str]:
+    def message(shown: int, more: bool) -> str:
+        if not shown:
+            return f"No {what} on this page ({total} in all)." if total else f"No {what} found."
+        span = f"{offset + 1}-{offset + shown}" if shown > 1 else str(offset + 1)
+        page = f" More: offset={offset + shown}." if more else ""
+        return f"Showing {span} of {total} {what}.{page} {then}"
+
+    return message
+
+
 @tool(tier="list", result_tokens=600)
 def list_tasks(
     ctx: ToolContext,
     project_id: Annotated[str | None, Field(description="Filter by specific project")] = None,
-    status: Annotated[list[Status] | None, Field(description="Filter by status (multiple allowed)")] = None,
+    status: Annotated[
+        list[Status] | None, Field(description="Filter by status (default: open; with a query: all)")
+    ] = None,
     priority: Annotated[
         list[Priority] | None, Field(description="Filter by priority (multiple allowed)")
     ] = None,
     has_date: Annotated[bool | None, Field(description="Only tasks with start_date")] = None,
     query: Annotated[str | None, Field(description="Words to find in the title or description")] = None,
     limit: _limit(20, 50, "tasks") = 20,  # type: ignore[valid-type]
-    sort_by: Literal["priority", "start_date", "created_at"] = "priority",
+    sort_by: Annotated[
+        Literal["priority", "start_date", "created_at"] | None,
+        Field(description="Default: overdue and due soon first, then priority"),
+    ] = None,
+    offset: _offset() = 0,  # type: ignore[valid-type]
 ) -> dict[str, Any]:
     """Get abbreviated list of tasks. Returns task summaries with first 100 chars of descriptions.
 
@@ -123,30 +158,35 @@ def list_tasks(
     tasks, total = ws.list_tasks(
         user,
         project_id=project_id,
-        status=status,
+        status=status or (None if query else OPEN_TASK_STATUSES),  # a search finds done ones too, last
         priority=priority,
         has_date=has_date,
         query=query,
         limit=limit,
-        sort_by=sort_by,
+        sort_by=sort_by or "due",
         now=now,
+        offset=offset,
     )
-    return {
-        "tasks": tasks,
-        "total": total,
-        "has_more": total > len(tasks),
-        "message": f"Showing {len(tasks)} of {total} tasks. "
-        "Use get_task_details(task_id) for full information.",
-    }
+    what = "tasks" if status else "tasks (open first)" if query else "open tasks"
+    return fit_page(
+        [lean(t) for t in tasks],
+        key="tasks",
+        budget=list_tasks.result_tokens,
+        total=total,
+        offset=offset,
+        message=_showing(what, offset, total, "Use get_task_details(task_id) for full information."),
+        shrink=(drop("details_preview"), drop("description_preview")),
+    )
 
 
-@tool(tier="list", result_tokens=900)
+@tool(tier="list", result_tokens=600)
 def search_projects(
     ctx: ToolContext,
     query: Annotated[str | None, Field(description="Search in name, description, tags")] = None,
     status: ProjectStatus | None = None,
     has_active_tasks: Annotated[bool | None, Field(description="Only projects with active tasks")] = None,
     limit: _limit(10, 20, "projects") = 10,  # type: ignore[valid-type]
+    offset: _offset() = 0,  # type: ignore[valid-type]
 ) -> dict[str, Any]:
     """Search projects returning abbreviated info with 500 char context preview.
 
@@ -154,36 +194,45 @@ def search_projects(
     """
     ws, user, _ = session(ctx)
     projects, total = ws.search_projects(
-        user, query=query, status=status, has_active_tasks=has_active_tasks, limit=limit
+        user, query=query, status=status, has_active_tasks=has_active_tasks, limit=limit, offset=offset
     )
-    return {
-        "projects": projects,
-        "total": total,
-        "has_more": total > len(projects),
-        "message": f"Found {total} projects. Use get_project_details(project_id) for full context.",
-    }
+    return fit_page(
+        [lean(drop("slug", "in_progress_task_count")(p)) for p in projects],
+        key="projects",
+        budget=search_projects.result_tokens,
+        total=total,
+        offset=offset,
+        message=_showing("projects", offset, total, "Use get_project_details(project_id) for full context."),
+        shrink=(drop("context_preview"), drop("executive_summary")),
+    )
 
 
-@tool(tier="list", result_tokens=500)
+@tool(tier="list", result_tokens=600)
 def search_notes(
     ctx: ToolContext,
     query: Annotated[str | None, Field(description="Search in title and content")] = None,
     project_id: Annotated[str | None, Field(description="Filter by project")] = None,
     category: Annotated[str | None, Field(description="Filter by category")] = None,
     limit: _limit(10, 50, "notes") = 10,  # type: ignore[valid-type]
+    offset: _offset() = 0,  # type: ignore[valid-type]
 ) -> dict[str, Any]:
     """Search notes returning abbreviated content (200 char preview).
 
     Use get_note_details for full content.
     """
     ws, user, _ = session(ctx)
-    notes, total = ws.search_notes(user, query=query, project_id=project_id, category=category, limit=limit)
-    return {
-        "notes": notes,
-        "total": total,
-        "has_more": total > len(notes),
-        "message": f"Found {total} notes. Use get_note_details(note_id) for full content.",
-    }
+    notes, total = ws.search_notes(
+        user, query=query, project_id=project_id, category=category, limit=limit, offset=offset
+    )
+    return fit_page(
+        notes,
+        key="notes",
+        budget=search_notes.result_tokens,
+        total=total,
+        offset=offset,
+        message=_showing("notes", offset, total, "Use get_note_details(note_id) for full content."),
+        shrink=(shorten("content_preview", 100), drop("content_preview")),
+    )
 
 
 # -- details ---------------------------------------------------------------------------------------
@@ -198,12 +247,20 @@ def get_task_details(
 ) -> dict[str, Any]:
     """Get COMPLETE details for a specific task including full descriptions, all subtasks, dependencies, and parent project context."""  # noqa: E501
     ws, user, now = session(ctx)
-    task = ws.task_details(
+    asked = task_id.strip()
+    task = or_similar(
+        ws,
         user,
-        task_id.strip(),
-        include_subtasks=include_subtasks,
-        include_project_context=include_project_context,
-        now=now,
+        "task",
+        asked,
+        now,
+        lambda: ws.task_details(
+            user,
+            asked,
+            include_subtasks=include_subtasks,
+            include_project_context=include_project_context,
+            now=now,
+        ),
     )
     return {
         "task": task,
@@ -222,14 +279,22 @@ def get_project_details(
 ) -> dict[str, Any]:
     """Get COMPLETE project details including full context, core dimensions, all phases, and optionally tasks and notes."""  # noqa: E501
     ws, user, now = session(ctx)
-    project = ws.project_details(
+    asked = project_id.strip()
+    project = or_similar(
+        ws,
         user,
-        project_id.strip(),
-        include_tasks=include_tasks,
-        include_phases=include_phases,
-        include_notes=include_notes,
-        include_brain_dumps=include_brain_dumps,
-        now=now,
+        "project",
+        asked,
+        now,
+        lambda: ws.project_details(
+            user,
+            asked,
+            include_tasks=include_tasks,
+            include_phases=include_phases,
+            include_notes=include_notes,
+            include_brain_dumps=include_brain_dumps,
+            now=now,
+        ),
     )
     parts = [
         f"{len(project[k])} {k.replace('_', ' ')}"
@@ -245,8 +310,10 @@ def get_note_details(
     ctx: ToolContext, note_id: Annotated[str, Field(description="Note ID from search_notes")]
 ) -> dict[str, Any]:
     """Get complete note content."""
-    ws, user, _ = session(ctx)
-    return {"note": ws.note_details(user, note_id.strip()), "message": "Complete note loaded."}
+    ws, user, now = session(ctx)
+    asked = note_id.strip()
+    note = or_similar(ws, user, "note", asked, now, lambda: ws.note_details(user, asked))
+    return {"note": note, "message": "Complete note loaded."}
 
 
 # -- actions ---------------------------------------------------------------------------------------
@@ -289,7 +356,7 @@ def create_task(
     return {"task": task, "message": f"Created task '{task['title']}' ({task['id']}){where}."}
 
 
-@tool(tier="action")
+@tool(tier="action", result_tokens=250)
 def update_task(ctx: ToolContext, task_id: str, updates: TaskUpdates) -> dict[str, Any]:
     """Update an existing task."""
     ws, user, now = session(ctx)
@@ -360,7 +427,7 @@ WORKSPACE_TOOL_NAMES = (
 LIST_TOOLS = ("list_tasks", "search_projects", "search_notes")
 
 WORKSPACE_STRATEGIES: tuple[FailureStrategy, ...] = (
-    *DEFAULT_STRATEGIES,
+    *(s for s in DEFAULT_STRATEGIES if s.alternative_tool != "list_tasks"),
     *(
         FailureStrategy(
             name,
@@ -371,7 +438,11 @@ WORKSPACE_STRATEGIES: tuple[FailureStrategy, ...] = (
         for name in ("find_available_slots", "schedule_task")
     ),
 )
-"""Seed 000 §8.2's strategies, with the calendar's reconnection message for every calendar tool."""
+"""Seed 000 §8.2's strategies, with the calendar's reconnection message for every calendar tool.
+
+Seed 000's "task not found → list_tasks" alternative is left out: it listed every task (the
+alternative keeps only the arguments ``list_tasks`` accepts, so none). The detail tools search with the
+words of the id they were given instead, and their error names what they found."""
 
 
 def workspace_tools() -> list[Tool]:
