@@ -18,6 +18,9 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import compress, pairwise
+from typing import NamedTuple
 
 from tierwise.summarize.dates import CALENDAR_WORDS
 from tierwise.summarize.extractive import FILLER, STOPWORDS, english_rarity
@@ -25,12 +28,19 @@ from tierwise.tokens import TokenCounter
 
 __all__ = ["Vocabulary", "key_phrases"]
 
-_TOKEN = re.compile(
-    r"[\w.-]*\w(?:/[\w.-]*\w)+"  # paths: app/auth/jwt.py
-    r"|[A-Za-z][\w-]*\.(?:py|js|ts|tsx|md|json|ya?ml|toml|sql|go|rs|sh|txt|csv|html|css)\b"  # files
-    r"|v?\d+(?:\.\d+)+"  # versions and decimals: v0.4.0, 3.5
+_EXTENSION = r"\.(?:py|js|ts|tsx|md|json|ya?ml|toml|sql|go|rs|sh|txt|csv|html|css)\b"
+_PLAIN_TOKEN = (
+    r"v?\d+(?:\.\d+)+"  # versions and decimals: v0.4.0, 3.5
     r"|[A-Za-z][A-Za-z0-9'+#-]*[A-Za-z0-9+#]|[A-Za-z]|\d+|[^\s\w]+"
 )
+_TOKEN = re.compile(
+    r"[\w.-]*\w(?:/[\w.-]*\w)+"  # paths: app/auth/jwt.py
+    r"|[A-Za-z][\w-]*" + _EXTENSION + "|" + _PLAIN_TOKEN  # files, then the rest
+)
+# The same tokens where no path or file name can be (no "/", no ".py"): the first two alternatives
+# would fail at every position, at a cost; without them the matches are the same.
+_TOKEN_PLAIN = re.compile(_PLAIN_TOKEN)
+_FILE_NAME = re.compile(_EXTENSION)
 _WEAK = (
     FILLER
     | CALENDAR_WORDS
@@ -149,6 +159,9 @@ class Vocabulary:
     seqs: dict[str, list[int]] = field(default_factory=dict)
     documents: int = 0
     upto_seq: int | None = None  # a view as of this segment (None: everything so far)
+    # A view's idf of each word, worked out once (a trio reads a word's several times); the live
+    # vocabulary's change as turns arrive, so it keeps none.
+    _idf: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     def add(self, word: str, seq: int) -> None:
         """Record that segment ``seq`` (the newest) uses ``word``."""
@@ -167,7 +180,12 @@ class Vocabulary:
 
     def idf(self, word: str) -> float:
         """Rarity of ``word`` across segments: high for words few segments use."""
-        return math.log((1 + self.documents) / (0.5 + self.df(word)))
+        known = self._idf.get(word)
+        if known is None:
+            known = math.log((1 + self.documents) / (0.5 + self.df(word)))
+            if self.upto_seq is not None:
+                self._idf[word] = known
+        return known
 
 
 SAID = 0.75  # how much less a phrase counts when the sentences it is in are covered already
@@ -236,69 +254,61 @@ def key_phrases(
         >>> key_phrases(["I went to a LGBTQ support group.", "The LGBTQ support group helped."], v, limit=1)
         ['LGBTQ support group']
     """
-    banned = {w.lower() for w in exclude}
-    tf: Counter[str] = Counter()
+    banned = frozenset(w.lower() for w in exclude)
+    # Every occurrence of every phrase, in order: each sentence's runs of usable words, and in each
+    # run its one-, two- and three-word phrases (lower case, as spelled, whether a word is a name).
+    keys: list[str] = []
+    spellings: list[str] = []
+    names: list[bool] = []
     nominal: set[str] = set()  # words seen after a determiner ("my dance studio"): nouns, mostly
-    runs: list[tuple[int, list[str]]] = []
-    for number, sentence in enumerate(sentences):
-        run: list[str] = []
-        after_determiner = False
-        for n, token in enumerate(_TOKEN.findall(sentence)):
-            if "'" in token or "’" in token:
-                token = re.sub(r"['’]s$", "", token)
-                if "'" in token or "’" in token:
-                    token = ""  # contractions: what's, I'm, don't
-            if n == 0 and token[:1].isupper() and not token.isupper():
-                token = token.lower()  # sentence-initial capital: not a name
-            key = token.lower()
-            if _usable(key) and key not in banned:
-                if not run and n and token[:1].isupper():
-                    nominal.add(key)
-                run.append(token)
-                tf[key] += 1
-                continue
-            if run:
-                if after_determiner:  # the head of "a helpful group" is "group": a noun
-                    nominal.add(run[-1].lower())
-                runs.append((number, run))
-                run = []
-            after_determiner = key in _DETERMINERS
-        if run:
-            if after_determiner:
-                nominal.add(run[-1].lower())
-            runs.append((number, run))
-    weight = {
-        w: math.log1p(n) * vocabulary.idf(w) * english_rarity(w, counter) * (1.0 if w in nominal else 0.6)
-        for w, n in tf.items()
+    phrasings: list[frozenset[str]] = []  # each sentence's phrases
+    words: set[str] = set()  # the phrases of one word
+    for sentence in sentences:
+        said = _phrases(sentence, banned)
+        keys += said.keys
+        spellings += said.spellings
+        names += said.names
+        nominal |= said.nominal
+        words |= said.words
+        phrasings.append(said.distinct)
+    counts = Counter(keys)
+    weight = {  # tf × idf × English rarity of each word
+        w: math.log1p(counts[w])
+        * vocabulary.idf(w)
+        * english_rarity(w, counter)
+        * (1.0 if w in nominal else 0.6)
+        for w in words
     }
-    candidates: dict[str, list[float]] = {}  # lower-case phrase -> [score, count, first position]
+    # Where each phrase first and last occurs (1 for the first phrase): a later occurrence overwrites.
+    firsts = dict(zip(reversed(keys), range(len(keys), 0, -1), strict=True))
+    lasts = dict(zip(keys, range(1, len(keys) + 1), strict=True))
+    # Only words, recurring phrases and names can score (most phrases are said once): the rest are
+    # left out by set operations, not one by one.
+    recurring = {key for key, _ in firsts.items() - lasts.items()}
     spelling: dict[str, str] = {}
-    where: dict[str, set[int]] = {}  # the sentences a phrase occurs in
-    position = 0
-    for number, run in runs:
-        for size in (1, 2, 3):
-            for i in range(len(run) - size + 1):
-                words = run[i : i + size]
-                key = " ".join(w.lower() for w in words)
-                position += 1
-                where.setdefault(key, set()).add(number)
-                if key in candidates:
-                    candidates[key][1] += 1
-                    continue
-                spelling[key] = " ".join(words)
-                candidates[key] = [sum(weight[w.lower()] for w in words), 1.0, float(position)]
     scored = []
-    for key, (score, count, first) in candidates.items():
+    for key in words | recurring | set(compress(keys, names)):
+        at, count = firsts[key], counts[key]
         size = key.count(" ") + 1
-        proper = any(w[:1].isupper() for w in spelling[key].split())
-        if size > 1 and count < 2 and not proper:
+        name = names[at - 1]  # a word of the phrase (as first spelled) is capitalised: a name
+        if size > 1 and count < 2 and not name:
             continue  # a multi-word phrase must recur, or be a name, to be a phrase
-        if size == 1 and not proper and len(key) >= 5 and key.endswith(("ed", "ing", "ly")):
+        score = sum(weight[w] for w in key.split(" "))
+        if size == 1 and not name and len(key) >= 5 and key.endswith(("ed", "ing", "ly")):
             score *= 0.4  # most likely a verb or an adverb: a weak topic on its own
-        if size == 1 and not proper and count < 2 and key not in nominal:
+        if size == 1 and not name and count < 2 and key not in nominal:
             score *= 0.5  # said once, never as a noun: a passing word, not a topic
-        scored.append((-(score * (1 + 0.25 * (count - 1)) / (1 + 0.35 * (size - 1))), first, key))
+        spelling[key] = spellings[at - 1]
+        scored.append((-(score * (1 + 0.25 * (count - 1)) / (1 + 0.35 * (size - 1))), float(at), key))
     scored.sort()
+    where: dict[str, set[int]] = {}  # the sentences a phrase occurs in (for the phrases weighed)
+
+    def sentences_of(key: str) -> set[int]:
+        found = where.get(key)
+        if found is None:
+            found = where[key] = {number for number, said in enumerate(phrasings) if key in said}
+        return found
+
     chosen: list[str] = []
     used: set[str] = set()
     covered: set[int] = set()
@@ -309,12 +319,94 @@ def key_phrases(
                 break
             if -neg <= 0 or set(key.split()) & used:
                 continue
-            value = -neg * (1.0 - SAID * len(where[key] & covered) / len(where[key]))  # said already
+            found = sentences_of(key)
+            value = -neg * (1.0 - SAID * len(found & covered) / len(found))  # said already
             if best is None or value > best[0]:
                 best = (value, first, key)
         if best is None:
             break
         chosen.append(spelling[best[2]])
         used |= set(best[2].split())
-        covered |= where[best[2]]
+        covered |= sentences_of(best[2])
     return chosen
+
+
+class _Said(NamedTuple):
+    """The phrases of one sentence, in order (see :func:`_phrases`)."""
+
+    keys: tuple[str, ...]  # lower case
+    spellings: tuple[str, ...]
+    names: tuple[bool, ...]  # a word of the phrase is capitalised
+    nominal: frozenset[str]  # words read as nouns: the head after a determiner, a name opening a run
+    distinct: frozenset[str]  # its phrases
+    words: frozenset[str]  # its phrases of one word
+
+
+@lru_cache(maxsize=4096)  # a chat reads its user's sentences twice; a few MB at most
+def _phrases(sentence: str, banned: frozenset[str]) -> _Said:
+    """Every phrase of a sentence, made once per sentence (and set of words not to use).
+
+    In each run of usable words (a word in ``banned`` ends a run), its one-, two- and three-word
+    phrases, in that order. Possessives lose their ``'s``, other contractions end a run, and a
+    sentence-initial capital is lowered (it is not a name).
+    """
+    keys: list[str] = []
+    spellings: list[str] = []
+    names: list[bool] = []
+    nominal: set[str] = set()
+    run: list[str] = []
+    run_keys: list[str] = []
+    run_names: list[bool] = []
+    after_determiner = False
+    pattern = _TOKEN if "/" in sentence or _FILE_NAME.search(sentence) else _TOKEN_PLAIN
+    for n, raw in enumerate([*pattern.findall(sentence), ""]):  # "" ends the last run
+        token, key, usable, determiner, capital = _word(raw)
+        if not n and capital and not token.isupper():
+            token, capital = token.lower(), False  # sentence-initial capital: not a name
+        if usable and key not in banned:
+            if n and capital and not run:
+                nominal.add(key)
+            run.append(token)
+            run_keys.append(key)
+            run_names.append(capital)
+            continue
+        if run:
+            if after_determiner:  # the head of "a helpful group" is "group": a noun
+                nominal.add(run_keys[-1])
+            keys += run_keys
+            spellings += run
+            names += run_names
+            if len(run) > 1:
+                pairs = [a or b for a, b in pairwise(run_names)]
+                keys += map(" ".join, pairwise(run_keys))
+                spellings += map(" ".join, pairwise(run))
+                names += pairs
+                if len(run) > 2:
+                    keys += map(" ".join, zip(run_keys, run_keys[1:], run_keys[2:], strict=False))
+                    spellings += map(" ".join, zip(run, run[1:], run[2:], strict=False))
+                    names += [a or b for a, b in zip(pairs, run_names[2:], strict=False)]
+            run, run_keys, run_names = [], [], []
+        after_determiner = determiner
+    distinct = frozenset(keys)
+    return _Said(
+        tuple(keys),
+        tuple(spellings),
+        tuple(names),
+        frozenset(nominal),
+        distinct,
+        frozenset(k for k in distinct if " " not in k),
+    )
+
+
+@lru_cache(maxsize=32_768)
+def _word(token: str) -> tuple[str, str, bool, bool, bool]:
+    """A token as a phrase word: ``(spelling, lower-case key, usable, a determiner, capitalised)``.
+
+    A possessive loses its ``'s``; another contraction (what's, I'm, don't) becomes empty.
+    """
+    if "'" in token or "’" in token:
+        token = re.sub(r"['’]s$", "", token)
+        if "'" in token or "’" in token:
+            token = ""
+    key = token.lower()
+    return token, key, _usable(key), key in _DETERMINERS, token[:1].isupper()

@@ -74,6 +74,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from tierwise.memory.scrub_numbers import card as _card
+from tierwise.memory.scrub_numbers import iban as _iban
+
 __all__ = ["KINDS", "Finding", "ScrubResult", "Scrubber", "scrub_text"]
 
 #: Every finding kind, in the order rules run; each becomes the placeholder ``[kind]``.
@@ -255,77 +258,6 @@ def _credential(text: str, match: re.Match[str]) -> Span | None:
     return (match.start(1), match.start(1) + len(value))
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-_SEPARATOR = re.compile(r"[ -]")
-
-
-def _card(text: str, match: re.Match[str]) -> Span | None:
-    """Longest prefix of whole digit groups that is a plausible card number passing Luhn."""
-    raw = match.group()
-    separators = set(_SEPARATOR.findall(raw))
-    if len(separators) > 1:
-        return None
-    groups = _SEPARATOR.split(raw)
-    for k in range(len(groups), 0, -1):
-        digits = "".join(groups[:k])
-        if not (13 <= len(digits) <= 19 if k > 1 else 15 <= len(digits) <= 16):
-            continue
-        if k > 1 and (len(groups[0]) != 4 or min(len(g) for g in groups[:k]) < 3):
-            continue
-        if len(set(digits)) > 1 and _luhn(digits):
-            return (match.start(), match.start() + len(" ".join(groups[:k])))
-    return None
-
-
-# fmt: off
-_IBAN_LENGTHS = {
-    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BI": 27,
-    "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27, "DK": 18, "DO": 28,
-    "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23,
-    "GL": 18, "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27,
-    "JO": 30, "KW": 30, "KZ": 20, "LB": 28, "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25,
-    "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28, "NL": 18,
-    "NO": 15, "OM": 23, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33,
-    "SA": 24, "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25, "SV": 28,
-    "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
-}
-# fmt: on
-
-
-def _iban(text: str, match: re.Match[str]) -> Span | None:
-    """The country's IBAN length of characters (grouped by four, or compact) passing mod-97."""
-    raw = match.group()
-    length = _IBAN_LENGTHS.get(raw[:2].upper())
-    if length is None:
-        return None
-    grouped = len(raw) > 4 and raw[4] == " "
-    chars: list[str] = []
-    end = 0
-    for i, ch in enumerate(raw):
-        if ch == " ":
-            if not grouped or len(chars) % 4:
-                return None
-            continue
-        chars.append(ch)
-        if len(chars) == length:
-            end = i + 1
-            break
-    if len(chars) < length or (end < len(raw) and raw[end] != " "):
-        return None
-    compact = "".join(chars).upper()
-    number = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
-    return (match.start(), match.start() + end) if int(number) % 97 == 1 else None
-
-
 _URL_USER = re.compile(r"://[^/\s:@]{1,64}:\Z")
 
 
@@ -408,6 +340,8 @@ def _assigned(names: str) -> str:
     return _NAME + f"(?i:{_AFFIXED % names})" + _ASSIGN + _VALUE
 
 
+_CLEAN_LENGTH, _CLEAN_TEXTS = 256, 16_384  # the clean texts a scrubber remembers (Scrubber.scrub_text)
+
 # fmt: off
 _RULES: tuple[_Rule, ...] = (
     _Rule("pem", "private-key", _scan_pem),
@@ -457,6 +391,23 @@ _RULES: tuple[_Rule, ...] = (
            _phone_context),
 )
 # fmt: on
+# What every match of a rule contains, lower-cased: an ASCII text (where ignoring case is plain)
+# with none of them is not scanned for that rule. Only a necessary condition, never a guess; a rule
+# not listed always runs.
+_DIGITS = tuple("0123456789")
+# fmt: off
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "pem": ("-----",), "jwt": ("eyj",), "anthropic": ("sk-ant-",), "openai": ("sk-",),
+    "aws-key-id": ("akia", "asia"), "aws-secret": ("aws",), "google": ("aiza",),
+    "stripe": ("_live_", "_test_"), "github": ("gh", "github_pat_"), "slack": ("xox",),
+    "huggingface": ("hf_", "api_org_"), "gitlab": ("gl",), "sendgrid": ("sg.",), "bearer": ("bearer",),
+    "api-key-assignment": ("apikey", "api_key"), "token-assignment": ("token",),
+    "password-assignment": ("pass", "pwd", "secret"), "url-password": ("://",),
+    "password-prose": ("pass", "pw"), "password-flag": ("--",), "credential-pair": ("/",),
+    "email": ("@",), "iban": _DIGITS, "card": _DIGITS, "phone-intl": ("+",), "phone-paren": ("(",),
+    "phone-nanp": _DIGITS, "phone-trunk": ("0",), "phone-fr": ("0",), "phone-plain": _DIGITS,
+}
+# fmt: on
 
 
 class Scrubber:
@@ -497,8 +448,10 @@ class Scrubber:
         if unknown:
             raise ValueError(f"unknown kinds {sorted(unknown)}; choose from {', '.join(KINDS)}")
         self._rules = tuple(rule for rule in _RULES if rule.kind in wanted)
+        self._needles = tuple(_NEEDLES.get(rule.name, ()) for rule in self._rules)
         self._counts: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._clean: dict[str, None] = {}  # short texts scrub_text found nothing in
 
     @property
     def counts(self) -> dict[str, int]:
@@ -533,7 +486,16 @@ class Scrubber:
         protected: list[Span] = [
             (m.start(), m.end()) for a in self._allow_exact for m in re.finditer(re.escape(a), text)
         ]
+        lowered = text.lower() if text.isascii() else None  # beyond ASCII, every rule runs
+        present: dict[tuple[str, ...], bool] = {}
         for index, rule in enumerate(self._rules):
+            needles = self._needles[index]
+            if lowered is not None and needles:
+                found = present.get(needles)
+                if found is None:
+                    found = present[needles] = any(needle in lowered for needle in needles)
+                if not found:
+                    continue  # nothing this rule matches can be in the text
             for start, end in rule.scan(text):
                 if self._allowed(rule.kind, text[start:end]):
                     protected.append((start, end))
@@ -565,8 +527,19 @@ class Scrubber:
         return ScrubResult("".join(parts), findings)
 
     def scrub_text(self, text: str) -> str:
-        """Only the redacted text of :meth:`scrub`."""
-        return self.scrub(text).text
+        """Only the redacted text of :meth:`scrub`.
+
+        A short text found clean is remembered and not scanned again: memory scrubs the same
+        header, name or phrase many times as it makes its layers (nothing found, nothing counted).
+        """
+        if text in self._clean:
+            return text
+        result = self.scrub(text)
+        if not result.findings and len(text) <= _CLEAN_LENGTH:
+            if len(self._clean) >= _CLEAN_TEXTS:
+                self._clean.clear()
+            self._clean[text] = None
+        return result.text
 
 
 def _outside(candidates: list[tuple[int, int, int]], protected: list[Span]) -> list[tuple[int, int, int]]:

@@ -33,10 +33,10 @@ __all__ = ["Segment", "SegmentPolicy", "Segmenter", "make_trio", "source_text"]
 HEADER_TOKENS = 12
 SUMMARY_TOKENS = 120
 _FOLLOW_UP = re.compile(r"^\s*(and|also|but|so|then|what about|how about|it|that|this|they|those|ok)\b", re.I)
-_ENTITY = re.compile(
-    r"\b(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[a-z]+_[a-z0-9_]+|[A-Z]{2,}\d*\+?)\b"
-    r"|[\w.-]*\w(?:/[\w.-]*\w)+|\bv\d+(?:\.\d+)+"
-)
+_NAMED = r"\b(?:[A-Z][a-z]+(?:\s[A-Z][a-z]+)?|[a-z]+_[a-z0-9_]+|[A-Z]{2,}\d*\+?)\b"
+_ENTITY = re.compile(_NAMED + r"|[\w.-]*\w(?:/[\w.-]*\w)+|\bv\d+(?:\.\d+)+")
+_ENTITY_NAME = re.compile(_NAMED)  # the same matches where no path ("/") or version ("v2") can be
+_VERSION_START = re.compile(r"\bv\d")
 _CALENDAR = CALENDAR_WORDS | CALENDAR_ABBREVIATIONS
 _NOT_ENTITY = frozenset(
     {
@@ -143,6 +143,8 @@ class Segment:
     entities: tuple[str, ...] = ()
     outcome: str = "ongoing"
     words: Counter[str] = field(default_factory=Counter, repr=False)
+    # What the header was made from (last turn, vocabulary, segment before, counter, scrubber).
+    made_from: tuple[Any, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -236,26 +238,20 @@ def make_trio(
     refreshes only the header (the open segment, which is still growing). ``vocabulary`` (the
     conversation's document frequencies) makes the header say what is distinctive about the segment;
     ``previous`` (the segment before) tells whether its day needs saying again; ``embedder`` (the
-    dense model, when installed) keeps the extractive summary from saying one thing twice.
+    dense model, when installed) keeps the extractive summary from saying one thing twice. A header
+    made before from the same turns, against the same vocabulary, segment before, counter and
+    scrubber is kept as it is (it would come out the same): a segment shown with its header first
+    and summarised later gets its header once.
     """
-    text = source_text(turns)
-    said = [s for t in turns if t.role != "tool" for s in split_sentences(spoken(t.text))]
-    sentences = [s for s in said if not is_filler(s) and not is_log_line(s)]
-    if any(t.role == "assistant" for t in turns):  # in a chat, the user names the task: count it twice
-        asked = [s for t in turns if t.role == "user" for s in split_sentences(t.text)]
-        sentences += [s for s in asked if not is_filler(s) and not is_log_line(s)]
-    speakers = {w.lower() for t in turns for w in (t.speaker or "").split()}
-    words = vocabulary.upto(segment.seq) if vocabulary is not None else _own_vocabulary(segment)
-    phrases = key_phrases(sentences, words, exclude=speakers, counter=counter, limit=6)
-    if not phrases:  # nothing but greetings and thanks: say so, in their own words
-        phrases = key_phrases(said, words, exclude=speakers, counter=counter, limit=2) or ["small talk"]
-    segment.topic = ", ".join(phrases[:2])
-    segment.entities = _entities(turns, speakers)
-    segment.outcome = _outcome(turns)
-    when = _when(segment.started_at, previous.started_at if previous is not None else None)
-    segment.header = _header(when, phrases, _result(turns), counter, scrubber)
+    made_from = (segment.last, vocabulary, previous, counter, scrubber)
+    if segment.header and _same(segment.made_from, made_from):
+        words = vocabulary.upto(segment.seq) if vocabulary is not None else _own_vocabulary(segment)
+    else:
+        words = _make_header(segment, turns, counter, scrubber, vocabulary, previous)
+        segment.made_from = made_from
     if not summarize:
         return
+    text = source_text(turns)
     embed = embedder.embed if embedder is not None else None
     extractive = ExtractiveSummarizer(counter, rarity=words.idf, embed=embed)
     summary = ""
@@ -273,6 +269,46 @@ def make_trio(
             summary = extractive.summarize(text, max_tokens=cap, focus=focus)
             summary = scrubber.scrub_text(summary) if scrubber is not None else summary
     segment.summary = dated + summary if summary else ""
+
+
+def _make_header(
+    segment: Segment,
+    turns: Sequence[Turn],
+    counter: TokenCounter,
+    scrubber: Scrubber | None,
+    vocabulary: Vocabulary | None,
+    previous: Segment | None,
+) -> Vocabulary:
+    """The header, topic, entities and outcome of :func:`make_trio`; the vocabulary they were made as of."""
+    split = [split_sentences(spoken(t.text)) if t.role != "tool" else [] for t in turns]  # read thrice
+    said = [s for parts in split for s in parts]
+    sentences = [s for s in said if not is_filler(s) and not is_log_line(s)]
+    if any(t.role == "assistant" for t in turns):  # in a chat, the user names the task: count it twice
+        asked = [
+            s
+            for t, parts in zip(turns, split, strict=True)
+            if t.role == "user"
+            for s in (parts if "→ " not in t.text else split_sentences(t.text))
+        ]
+        sentences += [s for s in asked if not is_filler(s) and not is_log_line(s)]
+    speakers = {w.lower() for t in turns for w in (t.speaker or "").split()}
+    words = vocabulary.upto(segment.seq) if vocabulary is not None else _own_vocabulary(segment)
+    phrases = key_phrases(sentences, words, exclude=speakers, counter=counter, limit=6)
+    if not phrases:  # nothing but greetings and thanks: say so, in their own words
+        phrases = key_phrases(said, words, exclude=speakers, counter=counter, limit=2) or ["small talk"]
+    segment.topic = ", ".join(phrases[:2])
+    segment.entities = _entities(turns, speakers, split)
+    segment.outcome = _outcome(turns)
+    when = _when(segment.started_at, previous.started_at if previous is not None else None)
+    segment.header = _header(when, phrases, _result(turns, split), counter, scrubber)
+    return words
+
+
+def _same(made_from: tuple[Any, ...] | None, now: tuple[Any, ...]) -> bool:
+    """Whether a header was made from the segment's turns up to the same one, in the same context."""
+    if made_from is None or made_from[0] != now[0]:
+        return False
+    return all(a is b for a, b in zip(made_from[1:], now[1:], strict=True))
 
 
 def spoken(text: str) -> str:
@@ -308,17 +344,21 @@ def _own_vocabulary(segment: Segment) -> Vocabulary:
     return Vocabulary({w: [1] for w in segment.words}, 1)
 
 
-def _entities(turns: Sequence[Turn], speakers: set[str]) -> tuple[str, ...]:
+def _entities(
+    turns: Sequence[Turn], speakers: set[str], split: Sequence[Sequence[str]] | None = None
+) -> tuple[str, ...]:
     """Names, files and versions the segment mentions, most mentioned first (speakers left out).
 
-    A capitalised word counts as a name only inside a sentence, never as its first word.
+    A capitalised word counts as a name only inside a sentence, never as its first word. ``split``:
+    each turn's sentences, if already made.
     """
     counts: Counter[str] = Counter()
-    for t in turns:
+    for n, t in enumerate(turns):
         if t.role == "tool":
             continue
-        for sentence in split_sentences(spoken(t.text)):
-            for match in _ENTITY.finditer(sentence):
+        for sentence in split_sentences(spoken(t.text)) if split is None else split[n]:
+            whole = "/" in sentence or _VERSION_START.search(sentence)
+            for match in (_ENTITY if whole else _ENTITY_NAME).finditer(sentence):
                 word = match.group(0)
                 initial = match.start() == len(sentence) - len(sentence.lstrip())
                 if initial or word.split()[0] in _NOT_ENTITY or word.lower() in speakers:
@@ -341,12 +381,13 @@ def _outcome(turns: Sequence[Turn]) -> str:
     return "done" if _DONE.search(tail) else "ongoing"
 
 
-def _result(turns: Sequence[Turn]) -> str:
+def _result(turns: Sequence[Turn], split: Sequence[Sequence[str]] | None = None) -> str:
     """The segment's outcome in one word, when its last turns state one ("fixed", "decided")."""
-    for t in reversed(turns[-3:]):
+    for n in range(len(turns) - 1, max(-1, len(turns) - 4), -1):
+        t = turns[n]
         if t.role == "tool":
             continue
-        for sentence in reversed(split_sentences(spoken(t.text))):
+        for sentence in reversed(split_sentences(spoken(t.text)) if split is None else split[n]):
             if sentence.rstrip().endswith("?"):
                 continue
             found = _RESULT.findall(sentence)

@@ -61,6 +61,7 @@ CALENDAR_ABBREVIATIONS = frozenset(
 )
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SAME_DAY = ("today", "tonight", "this morning", "this afternoon", "this evening")
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3}
 _RELATIVE = re.compile(
     r"\b(?:(yesterday|today|tonight|tomorrow|this morning|this afternoon|this evening|last night)"
@@ -69,6 +70,7 @@ _RELATIVE = re.compile(
     r"(?! \()",
     re.IGNORECASE,
 )
+_CUE_WORDS = ("yesterday", "today", "tonight", "tomorrow", "this", "last", "next", "ago")  # one is in each
 
 
 def day(d: date) -> str:
@@ -77,6 +79,11 @@ def day(d: date) -> str:
 
 
 def _meaning(match: re.Match[str], today: date) -> str | None:
+    """The date a relative expression meant, or ``None`` for a spelling beyond ASCII's cases.
+
+    The pattern ignores case the Unicode way ("THİS WEEK", "yeſterday" match); what such a spelling
+    lower-cases to is no word of ours, so it is left as it is rather than anchored wrongly.
+    """
     single, which, unit, count, ago_unit = match.groups()
     if single:
         word = single.lower()
@@ -84,10 +91,12 @@ def _meaning(match: re.Match[str], today: date) -> str | None:
             return day(today - timedelta(days=1))
         if word == "tomorrow":
             return day(today + timedelta(days=1))
-        return day(today)
+        return day(today) if word in _SAME_DAY else None
     if which:
         which, unit = which.lower(), unit.lower()
-        step = {"last": -1, "next": 1, "this": 0}[which]
+        step = {"last": -1, "next": 1, "this": 0}.get(which)
+        if step is None or unit not in (*_WEEKDAYS, "week", "weekend", "month", "year"):
+            return None
         if unit in _WEEKDAYS:
             target = _WEEKDAYS.index(unit)
             delta = (target - today.weekday()) % 7
@@ -104,8 +113,10 @@ def _meaning(match: re.Match[str], today: date) -> str | None:
             d = today + relativedelta(months=step)
             return f"{d.strftime('%B')} {d.year}"
         return str(today.year + step)
-    n = int(count) if count.isdigit() else _NUMBERS[count.lower()]
+    n = int(count) if count.isdigit() else _NUMBERS.get(count.lower())
     unit = ago_unit.lower()
+    if n is None or unit not in ("day", "week", "month", "year"):
+        return None
     if unit == "day":
         return day(today - timedelta(days=n))
     if unit == "week":
@@ -127,6 +138,10 @@ def anchor_dates(text: str, at: datetime | None) -> str:
     """
     if at is None or not text:
         return text
+    if text.isascii():
+        lowered = text.lower()
+        if not any(word in lowered for word in _CUE_WORDS):
+            return text  # none of the words every relative expression has: nothing to anchor
     today = at.date()
 
     def annotate(match: re.Match[str]) -> str:

@@ -22,7 +22,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -198,7 +198,27 @@ _WHEN = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<=[\w,;:] )[A-Z][\w'-]+")
-_CODE = re.compile(r"[\w-]+(?:/[\w.-]+)+|\b\w+\.(?:py|js|ts|md|json|yaml|yml|toml|sql|go|rs)\b|https?://\S+")
+_CODE_EXTENSION = r"\.(?:py|js|ts|md|json|yaml|yml|toml|sql|go|rs)\b"
+_CODE = re.compile(r"[\w-]+(?:/[\w.-]+)+|\b\w+" + _CODE_EXTENSION + r"|https?://\S+")
+_CODE_FILE = re.compile(_CODE_EXTENSION)  # without it and without "/", _CODE cannot match
+# The words _WHEN and _CUES match, for counting them in ASCII text without the patterns.
+_RUN = re.compile(r"\w+")
+# fmt: off
+_WHEN_WORDS = frozenset({
+    "jan", "january", "feb", "february", "mar", "march", "apr", "april", "may", "jun", "june", "jul",
+    "july", "aug", "august", "sep", "september", "oct", "october", "nov", "november", "dec",
+    "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "yesterday", "today", "tonight", "tomorrow", "weekend", "week", "month", "year", "ago", "last",
+    "summer", "winter", "spring", "autumn", "fall"
+})
+_CUE_WORDS = frozenset({
+    "chose", "will", "must", "should", "deadline", "due", "move", "moved", "change", "changed",
+    "create", "created", "schedule", "scheduled", "complete", "completed", "fixed", "blocked",
+    "release", "released", "shipped", "merged", "deployed", "booked", "started", "joined", "bought",
+    "signed", "tomorrow", "next"
+})
+# fmt: on
+_CUE_STEMS = ("decid", "agree", "choos", "plan", "need", "finish", "adopt")  # the \w* alternatives
 _OPENER = re.compile(  # "Wow, Caroline! ", "Hey Mel, ", "Yeah, ": interjections that open a sentence
     r"^(?:(?:wow|hey|hi|hello|oh|ooh|aw+|yeah|yes|yep|well|haha|omg|gosh|thanks|ok|okay|so|btw|"
     r"by the way)\b[,!.]*\s+(?:[A-Z][a-z]+[,!.]+\s+)?)+",
@@ -206,16 +226,17 @@ _OPENER = re.compile(  # "Wow, Caroline! ", "Hey Mel, ", "Yeah, ": interjections
 )
 _MARKUP = re.compile(r"\*\*|__|`")
 _BULLET = re.compile(r"^\s*(?:[-*•>#]+|\d+[.)])\s+")
-_LOG = re.compile(
+# A log line: how it starts (only at the start: no re.MULTILINE), or a runner's words anywhere.
+_LOG_START = re.compile(
     r"^\s*(?:\$ |>>> |\.\.\. |Traceback|File \"|FAILED|PASSED|ERROR\b|WARNING\b|INFO\b|DEBUG\b|"
     r"={3,}|-{3,}|\+{3,}|@@|\d{4}-\d\d-\d\d[T ]\d\d:\d\d|[\w.]+(?:Error|Exception|Warning):|"
     r"\[\d+/\d+\]|collected \d+|\d+ (?:passed|failed))"
-    r"|\b\d+ passed\b|\bpassed in \d|\bexit code \d"
     # code: an assignment from a call, a definition or an import, a lone call
     r"|^\s*[\w.\[\]]+\s*=\s*[\w.]+\("
     r"|^\s*(?:def|class|import|from \S+ import|return|raise|yield|async def|await)\s"
     r"|^\s*[\w.]+\([^)]*\)\s*$",
 )
+_LOG_ANYWHERE = re.compile(r"\b\d+ passed\b|\bpassed in \d|\bexit code \d")
 
 
 def english_rarity(word: str, counter: TokenCounter | None) -> float:
@@ -240,6 +261,7 @@ def content_words(text: str) -> list[str]:
     return [w for w in map(str.lower, _WORD.findall(text)) if w not in STOPWORDS]
 
 
+@lru_cache(maxsize=16_384)  # a sentence is read by several layers (key phrases, summary, narrative)
 def is_filler(sentence: str) -> bool:
     """A greeting, thanks or acknowledgement: at most one content word that is not small talk.
 
@@ -253,9 +275,12 @@ def is_filler(sentence: str) -> bool:
     return substantive <= (0 if len(words) <= 3 else 1)
 
 
+@lru_cache(maxsize=16_384)
 def is_log_line(sentence: str) -> bool:
     """Tool or terminal output: runner summaries, tracebacks, prompts, or mostly symbols."""
-    if _LOG.search(sentence):
+    if _LOG_START.match(sentence):
+        return True
+    if ("passed" in sentence or "exit code" in sentence) and _LOG_ANYWHERE.search(sentence):
         return True
     text = sentence.strip()
     return len(text) >= 12 and len(_SYMBOL.findall(text)) / len(text) > 0.3
@@ -303,13 +328,12 @@ class ExtractiveSummarizer:
             return ""
         freq = Counter(w for s in sentences for w in s.words)
         focus_words = set(content_words(focus or ""))
-        central = {
-            s.index: sum(math.log1p(freq[w] - 1) * (2 if w in focus_words else 1) for w in s.words)
-            / math.sqrt(len(s.words) + 2)
-            for s in sentences
-        }
+        # Each word's part of a sentence's centrality and rarity, worked out once per word.
+        shared = {w: math.log1p(n - 1) * (2 if w in focus_words else 1) for w, n in freq.items()}
+        central = {s.index: sum(shared[w] for w in s.words) / math.sqrt(len(s.words) + 2) for s in sentences}
         top = max(central.values()) or 1.0
-        rare = {s.index: self._informative(s.words) for s in sentences}
+        rarities = self._rarities(freq)
+        rare = {s.index: self._informative(s.words, rarities) for s in sentences}
         most = max(rare.values()) or 1.0
         base = {}
         for s in sentences:
@@ -328,40 +352,69 @@ class ExtractiveSummarizer:
             summary = _render(sorted(chosen, key=lambda s: s.index))
         return check_summary(summary, max_tokens, self.counter)
 
-    def _informative(self, words: frozenset[str]) -> float:
-        """How much of what the sentence says is rare in the conversation (0 without a rarity)."""
+    def _informative(self, words: frozenset[str], rarities: Mapping[str, float] | None = None) -> float:
+        """How much of what the sentence says is rare in the conversation (0 without a rarity).
+
+        ``rarities``: each word's (:meth:`_rarities`), if already known.
+        """
         if self.rarity is None or not words:
             return 0.0
-        rare = sum(min(3.0, self.rarity(w)) * english_rarity(w, self.counter) for w in words)
-        return rare / math.sqrt(len(words) + 2)
+        known = rarities if rarities is not None else self._rarities(words)
+        return sum(known[w] for w in words) / math.sqrt(len(words) + 2)
+
+    def _rarities(self, words: Iterable[str]) -> dict[str, float]:
+        """How rare each word is, in the conversation (capped) and in English (empty without a rarity)."""
+        rarity = self.rarity
+        if rarity is None:
+            return {}
+        return {w: min(3.0, rarity(w)) * english_rarity(w, self.counter) for w in words}
 
     def _choose(self, sentences: list[_Sentence], base: dict[int, float], max_tokens: int) -> list[_Sentence]:
-        """Greedy maximal marginal relevance: best value per token, less for repeated words."""
+        """Greedy maximal marginal relevance: best value per token, less for repeated words.
+
+        Each round takes the best sentence that still fits and does not repeat a chosen one (the
+        first in order on a tie); a sentence that no longer fits, or repeats, never will again (the
+        tokens used and the words seen only grow), so it leaves the candidates at once. Candidates
+        are tried best-possible value first (repeating nothing), so a round stops at the first that
+        could not beat the best found; the words a candidate shares with those chosen are counted
+        as they are added, not intersected again every round.
+        """
         chosen: list[_Sentence] = []
         seen: set[str] = set()
         used = 0
-        left = list(sentences)
         costs = {s.index: self.counter.count(_close(s.text)) + 1 for s in sentences}
+        roots = {i: math.sqrt(cost) for i, cost in costs.items()}
+        bounds = {i: base[i] / root for i, root in roots.items()}  # the value when nothing repeats
+        shared = {s.index: 0 for s in sentences}  # words shared with the sentences chosen
         similar = self._similarities(sentences)
         closest = {s.index: 0.0 for s in sentences}  # cosine to the nearest sentence chosen
+        left = sorted(sentences, key=lambda s: -bounds[s.index])
         while left:
-            best: tuple[float, int] | None = None
-            for s in left:
-                repeated = max(len(s.words & seen) / len(s.words), closest[s.index])
-                if repeated >= 0.9:  # says again what a chosen sentence says: never worth its tokens
-                    continue
-                value = base[s.index] * (1.0 - 0.7 * repeated) / math.sqrt(costs[s.index])
-                if best is None or value > best[0]:
-                    best = (value, s.index)
+            best: tuple[float, int, int] | None = None  # (value, sentence, where in ``still``)
+            still: list[_Sentence] = []
+            for n, s in enumerate(left):
+                i = s.index
+                if best is not None and bounds[i] < best[0]:
+                    still += left[n:]  # none of these can reach the best any more
+                    break
+                repeated = max(shared[i] / len(s.words), closest[i])
+                if repeated >= 0.9 or used + costs[i] > max_tokens:
+                    continue  # says again what a chosen sentence says, or too long now: never
+                value = base[i] * (1.0 - 0.7 * repeated) / roots[i]
+                if best is None or value > best[0] or (value == best[0] and i < best[1]):
+                    best = (value, i, len(still))
+                still.append(s)
             if best is None:
                 break
-            pick = next(s for s in left if s.index == best[1])
-            left.remove(pick)
-            if used + costs[pick.index] > max_tokens:
-                continue
+            pick = still.pop(best[2])
+            left = still
             chosen.append(pick)
-            seen |= pick.words
+            new = pick.words - seen
+            seen |= new
             used += costs[pick.index]
+            if new:
+                for s in left:
+                    shared[s.index] += len(s.words & new)
             if similar is not None:  # 0 below a cosine of 0.3 (unrelated), 1 at 1.0 (the same)
                 for s in left:
                     near = max(0.0, (float(similar[s.index][pick.index]) - 0.3) / 0.7)
@@ -405,33 +458,65 @@ def _sentences(text: str) -> list[_Sentence]:
             body = line
         answering = asked_by is not None and asked_by != speaker
         for raw in split_sentences(body):
-            sentence = _OPENER.sub("", _BULLET.sub("", _MARKUP.sub("", raw)).strip())
-            sentence = sentence[:1].upper() + sentence[1:]
-            intro = sentence.endswith(":")  # "Checking the plan:" leads into a tool call or a list
-            if not sentence or intro or is_log_line(raw) or is_filler(sentence):
-                if raw.rstrip().endswith("?"):
+            sentence, material, question, words, facts = _candidate(raw)
+            if not material:
+                if question:
                     asked_by = speaker
                 continue
-            words = frozenset(content_words(sentence))
-            if raw.rstrip().endswith("?"):
+            if question:
                 asked_by, answering = speaker, False
             if words:
-                out.append(_Sentence(index, speaker, sentence, words, _facts(sentence), answering))
+                out.append(_Sentence(index, speaker, sentence, words, facts, answering))
                 index += 1
         if answering:
             asked_by = None
     return out
 
 
+@lru_cache(maxsize=8192)
+def _candidate(raw: str) -> tuple[str, bool, bool, frozenset[str], float]:
+    """What one sentence offers a summary: its text, whether it is material, a question, words, facts.
+
+    It depends on the sentence alone, so it is made once however often the sentence is read.
+    """
+    sentence = _OPENER.sub("", _BULLET.sub("", _MARKUP.sub("", raw)).strip())
+    sentence = sentence[:1].upper() + sentence[1:]
+    question = raw.rstrip().endswith("?")
+    intro = sentence.endswith(":")  # "Checking the plan:" leads into a tool call or a list
+    if not sentence or intro or is_log_line(raw) or is_filler(sentence):
+        return sentence, False, question, frozenset(), 0.0
+    words = frozenset(content_words(sentence))
+    return sentence, True, question, words, _facts(sentence) if words else 0.0
+
+
 def _facts(sentence: str) -> float:
     """What the sentence carries besides words: numbers, dates, names, code, decisions, events."""
+    when, cues = _time_and_cue_words(sentence)
+    code = len(_CODE.findall(sentence)) if "/" in sentence or _CODE_FILE.search(sentence) else 0
     score = 0.6 * min(2, len(_NUMBER.findall(sentence)))
-    score += 0.6 * min(2, len(_WHEN.findall(sentence)))
+    score += 0.6 * min(2, when)
     score += 0.5 * min(3, len(_NAME.findall(sentence)))
-    score += 0.8 * min(2, len(_CODE.findall(sentence)))
-    score += 0.8 * min(2, len(_CUES.findall(sentence)))
-    score += 1.6 * min(1, len(_EVENT.findall(sentence)))  # what happened is what is asked about
+    score += 0.8 * min(2, code)
+    score += 0.8 * min(2, cues)
+    score += 1.6 * (_EVENT.search(sentence) is not None)  # what happened is what is asked about
     return score
+
+
+def _time_and_cue_words(sentence: str) -> tuple[int, int]:
+    r"""How many words of :data:`_WHEN` and of :data:`_CUES` the sentence has.
+
+    Each of those patterns matches whole words (a run of word characters, ``\b`` on both sides), so
+    in plain ASCII they are counted by looking the words up; elsewhere (case rules beyond ASCII) and
+    for "won't" (across an apostrophe) the patterns themselves count.
+    """
+    if not sentence.isascii():
+        return len(_WHEN.findall(sentence)), len(_CUES.findall(sentence))
+    lowered = sentence.lower()
+    words = _RUN.findall(lowered)
+    when = sum(map(_WHEN_WORDS.__contains__, words))
+    if "won't" in lowered:
+        return when, len(_CUES.findall(sentence))
+    return when, sum(1 for w in words if w in _CUE_WORDS or w.startswith(_CUE_STEMS))
 
 
 def _label(s: _Sentence, previous: _Sentence | None) -> str:
