@@ -116,3 +116,36 @@ def test_store_clock_times_outer_calls_once() -> None:
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError):
         bench.run(sizes=(20,), turns=0)
+
+
+def test_restart_run_times_a_long_chats_first_turn_beside_another_client(tmp_path: Path) -> None:
+    from tierwise.bench import restart
+
+    out = tmp_path / "results" / "restart.json"
+    console = Console(file=StringIO(), width=200)
+    body = restart.run(messages=120, usage_rows=50, repeat=1, poll_ms=20, out=out, console=console)
+    assert body["messages"] == 120 and body["usage_rows"] == 50 and body["repeat"] == 1
+    assert body["target"] == {"first_token_s": 1.0, "others_p99_ms": 100.0}
+    assert [(row["trios"], row["question"]) for row in body["results"]] == [
+        (stored, question) for stored in (False, True) for question in restart.QUESTIONS
+    ]
+    for row in body["results"]:
+        turn = row["first_turn"]
+        assert row["runs"] == [turn]
+        assert turn["reason"] == "answer"
+        assert 0 < turn["first_token_s"] <= turn["done_s"] <= turn["stream_end_s"]
+        assert row["others_failed"] == 0
+        assert row["others"]["before"]["requests"] > 10  # the other client ran all along
+        for window in row["others"].values():
+            if window is not None:
+                assert 0 < window["p50_ms"] <= window["p99_ms"] <= window["max_ms"]
+    assert json.loads(out.read_text()) == body
+    md = out.with_suffix(".md").read_text()
+    assert "| without trios (imported) |" in md and "| with trios |" in md
+
+
+def test_restart_run_bad_arguments() -> None:
+    from tierwise.bench import restart
+
+    with pytest.raises(ValueError):
+        restart.run(messages=1)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -217,3 +218,42 @@ def test_dense_signal_finds_paraphrases_and_embeds_incrementally() -> None:
     lexical = TurnRetriever()
     lexical.add(sessions[0])
     assert lexical.search("feline") == []
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ADVERSARIAL = st.lists(  # pieces where tokenizers split oddly: spaces, newlines, marks, digits
+    st.sampled_from(
+        [
+            *"ab Z9_.,:;!?'-/\\",
+            *("\n", "\r", "\t", "\u00a0", "\u2019s", "\u00e9", "\u00df", "\u65e5\u672c"),
+            *("\U0001f642", "\u0301", "\u01c5", "\uff11", "  ", "\n\n", "\x1c", "\x85", "\u2028"),
+        ]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@given(text=_ADVERSARIAL, encoding=st.sampled_from(["o200k_base", "cl100k_base"]))
+def test_a_line_has_at_least_as_many_tokens_as_words(text: str, encoding: str) -> None:
+    counter = TokenCounter(encoding)  # what lets a search skip counting lines that cannot fit
+    line = f"user: {text}\n"
+    assert len(re.findall(r"[^ \t\n\r\x0b\x0c]+", line)) <= counter.count(line)
+
+
+def test_select_counts_only_the_lines_that_might_fit(retriever: TurnRetriever, counter: TokenCounter) -> None:
+    counted: list[str] = []
+    real = TokenCounter.count
+
+    class Spy(TokenCounter):
+        def count(self, text: str) -> int:
+            counted.append(text)
+            return real(self, text)
+
+    spy = Spy(counter.encoding_name)
+    everything = sum(spy.count(render_turn(t) + "\n") for t in retriever.turns)
+    counted.clear()
+    picked = retriever.select("Ann cat", 12, spy)  # room for a line or so: most are too long to try
+    assert sum(spy.count(render_turn(t) + "\n") for t in picked) <= 12 < everything
+    assert len(counted) - len(picked) < len(retriever.turns)

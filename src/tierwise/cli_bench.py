@@ -93,11 +93,26 @@ def bench_engine_command(
         Path | None,
         typer.Option(help="Also write the results as JSON here (e.g. bench/results/engine.json)."),
     ] = None,
+    restart: Annotated[
+        int,
+        typer.Option(
+            help="Instead: a stored chat this long, its first turn after a restart beside another "
+            "client's requests (e.g. 10000; results: bench/results/restart.json)."
+        ),
+    ] = 0,
+    usage_rows: Annotated[int, typer.Option(help="With --restart: the user's spending rows.")] = 10_000,
 ) -> None:
     """Time the chat engine's own work per turn (the model's time excluded), beside a minimal peer."""
     from tierwise.bench.engine import run
 
     try:
+        if restart:
+            from tierwise.bench.restart import run as run_restart
+
+            if restart < 2 or usage_rows < 0:
+                raise InputError("--restart must be at least 2 messages and --usage-rows 0 or more")
+            run_restart(messages=restart, usage_rows=usage_rows, out=out)
+            return
         size_list = _int_list(sizes, "--sizes")
         if turns < 1:
             raise InputError("--turns must be at least 1")

@@ -196,6 +196,7 @@ async def test_the_hooks_rules_are_the_ones_the_server_refuses(store: Store) -> 
     call = tool_call("get_weather", city="Lisbon").to_openai()
     answered = [*USER, {"role": "assistant", "content": None, "tool_calls": [call]}]
     result = {"role": "tool", "tool_call_id": call["id"], "content": "24C"}
+
     def named(name: str) -> dict[str, Any]:
         return {"type": "function", "function": {"name": name}}
 
@@ -281,7 +282,11 @@ async def test_streamed_logprobs_are_on_the_chunk_with_their_text(store: Store) 
     async with _http(app) as http:
         client = openai.AsyncOpenAI(base_url="http://test/v1", api_key="any", http_client=http, max_retries=0)
         stream = await client.chat.completions.create(
-            model="m", messages=USER, logprobs=True, top_logprobs=2, stream=True  # type: ignore[arg-type]
+            model="m",
+            messages=USER,
+            logprobs=True,
+            top_logprobs=2,
+            stream=True,  # type: ignore[arg-type]
         )
         chunks = [c async for c in stream]
         whole = await client.chat.completions.create(model="m", messages=USER, logprobs=True)  # type: ignore[arg-type]
@@ -302,8 +307,16 @@ async def test_streamed_logprobs_are_on_the_chunk_with_their_text(store: Store) 
 
 
 def test_require_key_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for raw, expected in (("1", True), ("true", True), (" YES ", True), ("on", True), ("0", False),
-                          ("false", False), ("off", False), ("", False)):
+    for raw, expected in (
+        ("1", True),
+        ("true", True),
+        (" YES ", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("off", False),
+        ("", False),
+    ):
         monkeypatch.setenv("TIERWISE_REQUIRE_KEY", raw)
         assert require_key_from_env() is expected, raw
     monkeypatch.delenv("TIERWISE_REQUIRE_KEY")

@@ -31,26 +31,26 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from tierwise.budget import Budget, band_for_health
 from tierwise.chat import housekeeping
 from tierwise.chat.costguard import BudgetExceeded, CostGuard
-from tierwise.chat.events import (
-    DoneEvent,
-    ErrorEvent,
-    Notice,
-    TextEvent,
-    ToolCallComplete,
-    ToolCallStart,
-    TurnEvent,
-)
-from tierwise.chat.memories import ChatMemories, default_memory
+from tierwise.chat.events import DoneEvent, ErrorEvent, ToolCallComplete, ToolCallStart, TurnEvent
+from tierwise.chat.memories import ChatMemories, default_memory, heavy, off_loop
 from tierwise.chat.titles import title_chat
 from tierwise.chat.trace import Tracer
-from tierwise.chat.turn import TurnResult, TurnState, account, last_step_note, store_records, usage_of
+from tierwise.chat.turn import (
+    TurnResult,
+    TurnState,
+    account,
+    last_step_note,
+    store_records,
+    stream_call,
+    usage_of,
+)
 from tierwise.chat.usage import ToolUsage
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
@@ -58,18 +58,7 @@ from tierwise.memory.engine import Memory
 from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.prefix import cache_breakpoints
-from tierwise.providers.base import (
-    Event,
-    Fallback,
-    ModelRequest,
-    ModelResponse,
-    Provider,
-    Retry,
-    TextDelta,
-    ToolCall,
-    aclose,
-    collect,
-)
+from tierwise.providers.base import ModelRequest, ModelResponse, Provider, ToolCall
 from tierwise.providers.errors import ProviderError
 from tierwise.providers.pricing import Price
 from tierwise.providers.settings import ProviderSettings
@@ -198,6 +187,7 @@ class ChatEngine:
         self.memories = ChatMemories(store, self.memory_factory, _MAX_CACHED_CHATS)
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._upkeep: set[tuple[str, str]] = set()  # chats whose lock only upkeep after done holds
+        self._wanted: set[tuple[str, str]] = set()  # … and a new turn waits for (a backlog yields)
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -245,8 +235,10 @@ class ChatEngine:
             )
             yield DoneEvent(chat_id, "refused")
             return
+        if key in self._upkeep:  # the previous turn's upkeep: a long one stops at its next piece
+            self._wanted.add(key)
         async with lock:
-            chat, record = self.memories.load(user_id, chat_id)
+            chat, record = await self.memories.aload(user_id, chat_id)  # a long chat: in a thread
             start = self._start(chat, content)
             if self.guard is not None:
                 try:
@@ -341,6 +333,7 @@ class ChatEngine:
             log.exception("recording the turn in chat %s failed", t.chat_id)
         finally:
             self._upkeep.discard((t.user_id, t.chat_id))
+            self._wanted.discard((t.user_id, t.chat_id))
             t.queue.put_nowait(_SENTINEL)
 
     async def _steps(self, t: TurnState) -> None:
@@ -368,7 +361,8 @@ class ChatEngine:
             band = band_for_health(health, self.guard.bands) if self.guard and health is not None else None
             events_before = len(chat.memory.events)
             with t.tracer.span("context.build", step=step) as span:
-                pack = chat.pack(
+                build = partial(
+                    chat.pack,
                     budget,
                     self._current(t),
                     system=self.system,
@@ -379,6 +373,7 @@ class ChatEngine:
                     layers=[*extra, last_step_note()] if last and definitions else extra,
                     record=False,  # audited and snapshotted after done, off the answer's path
                 )
+                pack = await off_loop(build) if heavy(chat) else build()  # a reload's: off the loop
                 report = pack.report
                 span.attributes.update(
                     tokens=report.total_tokens,
@@ -407,7 +402,7 @@ class ChatEngine:
             with t.tracer.span(
                 "model.call", step=step, model=self.model or self.provider.model or ""
             ) as span:
-                response = await self._call(t, request)
+                response = await stream_call(t, self.provider, request)
                 span.attributes.update(
                     model=response.model,
                     finish_reason=response.finish_reason,
@@ -430,34 +425,6 @@ class ChatEngine:
                 await self._title(t)
                 return
             await self._run_tools(t, executor, calls, stored.id, step, tool_context)
-
-    async def _call(self, t: TurnState, request: ModelRequest) -> ModelResponse:
-        """Stream one model call: text goes out as it comes; the response is assembled."""
-
-        async def tee(stream: AsyncIterator[Event]) -> AsyncIterator[Event]:
-            try:
-                async for event in stream:
-                    if isinstance(event, TextDelta):
-                        t.partial.append(event.text)
-                        t.emit(TextEvent(event.text))
-                    elif isinstance(event, Retry):
-                        t.emit(
-                            Notice("retry", f"{event.model}: {event.error}; retrying in {event.delay:.1f} s")
-                        )
-                        t.tracer.event("model.retry", **asdict(event))
-                    elif isinstance(event, Fallback):
-                        t.emit(
-                            Notice(
-                                "fallback",
-                                f"{event.from_model} failed ({event.error}); using {event.to_model}",
-                            )
-                        )
-                        t.tracer.event("model.fallback", **asdict(event))
-                    yield event
-            finally:
-                await aclose(stream)
-
-        return await collect(tee(self.provider.stream(request)))
 
     async def _run_tools(
         self,
@@ -583,8 +550,13 @@ class ChatEngine:
         t.emit(DoneEvent(t.chat_id, t.reason, t.answer, t.steps, list(t.seqs), t.title, t.tracer.trace_id))
 
     def _after(self, t: TurnState) -> None:
-        """After done (in a worker thread): memory upkeep, then the turn's records."""
-        store_records(self.store, t, self.trace_path)
+        """After done (in a worker thread): memory upkeep, then the turn's records.
+
+        A backlog of trios (a long chat stored without them) is made in pieces and left for the
+        next turn's upkeep when a new message waits for this chat.
+        """
+        key, memory = (t.user_id, t.chat_id), t.chat.memory
+        store_records(self.store, t, self.trace_path, lambda: memory.backlog and key in self._wanted)
 
 
 def _waiting(message: Mapping[str, Any]) -> bool:

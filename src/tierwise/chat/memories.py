@@ -2,15 +2,19 @@
 
 One object per chat, whoever touches it (the chat engine's turns, the web UI, the
 OpenAI-compatible endpoint); the least recently used are let go past ``capacity``. Thread-safe:
-turns run on the event loop, the OpenAI-compatible endpoint's work in worker threads on PostgreSQL.
+turns run on the event loop, the OpenAI-compatible endpoint's work in worker threads on PostgreSQL,
+and a long chat is loaded in a worker thread (:meth:`ChatMemories.aload`). Two callers wanting the
+same chat while it loads get the one object: the second waits for the first's load.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
+from typing import TypeVar
 
 from tierwise.memory.blobs import BlobStore
 from tierwise.memory.engine import Memory, MemoryPolicy
@@ -18,7 +22,33 @@ from tierwise.memory.persist import ChatMemory, StoreBlobs
 from tierwise.store import Chat, Store
 from tierwise.summarize.base import Summarizer
 
-__all__ = ["ChatMemories", "default_memory", "summarizing_memory"]
+__all__ = ["HEAVY_MESSAGES", "ChatMemories", "default_memory", "heavy", "off_loop", "summarizing_memory"]
+
+T = TypeVar("T")
+
+HEAVY_MESSAGES = 1_000
+"""A chat longer than this is loaded, and packed while its head is made, in a worker thread (as the
+OpenAI-compatible endpoint does for a request this long): the event loop keeps serving meanwhile."""
+
+
+def heavy(memory: ChatMemory) -> bool:
+    """Whether packing ``memory`` now is long work: a long chat whose head is to be made (a reload)."""
+    inner = memory.memory
+    return len(inner.turns) > HEAVY_MESSAGES and (inner.frame is None or inner.backlog)
+
+
+async def off_loop(work: Callable[[], T]) -> T:
+    """``work()`` in a worker thread; if the caller is cancelled meanwhile, after the thread is done.
+
+    A thread cannot be stopped: whoever handles the cancellation (a stopped turn storing what it
+    has, its upkeep) must not touch the memory the thread is still changing.
+    """
+    task = asyncio.ensure_future(asyncio.to_thread(work))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        raise
 
 
 class ChatMemories:
@@ -36,22 +66,64 @@ class ChatMemories:
         self.capacity = capacity
         self._held: OrderedDict[tuple[str, str], ChatMemory] = OrderedDict()
         self._lock = threading.Lock()
+        self._loading: dict[tuple[str, str], threading.Lock] = {}  # one load at a time per chat
 
     def load(self, user_id: str, chat_id: str) -> tuple[ChatMemory, Chat]:
         """The chat's memory and row: the one held if the store has not moved on, else loaded again.
 
+        A chat another thread is loading is waited for, not loaded twice.
+
         Raises:
             NotFoundError: ``user_id`` has no chat ``chat_id``.
         """
+        key = (user_id, chat_id)
         chat = self.store.get_chat(user_id, chat_id)
         with self._lock:
-            held = self._held.get((user_id, chat_id))
-            if held is not None and len(held.memory.turns) == chat.message_count:
-                self._held.move_to_end((user_id, chat_id))
+            held = self._current(key, chat)
+            if held is not None:
                 return held, chat
-        loaded = ChatMemory.load(self.store, user_id, chat_id, self.factory(StoreBlobs(self.store, user_id)))
-        self._hold(user_id, chat_id, loaded)
-        return loaded, chat
+            loading = self._loading.setdefault(key, threading.Lock())
+        with loading:
+            try:
+                chat = self.store.get_chat(user_id, chat_id)  # as it is now the other load is done
+                with self._lock:
+                    held = self._current(key, chat)
+                if held is not None:
+                    return held, chat
+                blobs = StoreBlobs(self.store, user_id)
+                loaded = ChatMemory.load(self.store, user_id, chat_id, self.factory(blobs))
+                self._hold(user_id, chat_id, loaded)
+                return loaded, chat
+            finally:
+                with self._lock:
+                    if self._loading.get(key) is loading:
+                        del self._loading[key]
+
+    async def aload(self, user_id: str, chat_id: str) -> tuple[ChatMemory, Chat]:
+        """:meth:`load` for the event loop: a long chat is loaded in a worker thread.
+
+        A chat of more than :data:`HEAVY_MESSAGES` messages is loaded off the loop, which serves the
+        other requests meanwhile; one held (and current) is returned at once.
+
+        Raises:
+            NotFoundError: ``user_id`` has no chat ``chat_id``.
+        """
+        chat = self.store.get_chat(user_id, chat_id)  # one indexed read
+        with self._lock:
+            held = self._current((user_id, chat_id), chat)
+        if held is not None:
+            return held, chat
+        if chat.message_count > HEAVY_MESSAGES:
+            return await off_loop(partial(self.load, user_id, chat_id))
+        return self.load(user_id, chat_id)
+
+    def _current(self, key: tuple[str, str], chat: Chat) -> ChatMemory | None:
+        """The memory held for ``key`` if the store has not moved on past it (call under the lock)."""
+        held = self._held.get(key)
+        if held is None or len(held.memory.turns) != chat.message_count:
+            return None
+        self._held.move_to_end(key)
+        return held
 
     def new(self, user_id: str, chat_id: str) -> ChatMemory:
         """The memory of a chat just created (nothing to load), held like the others."""

@@ -4,27 +4,47 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tierwise.budget import band_for_health
 from tierwise.chat.costguard import CostGuard
-from tierwise.chat.events import DoneEvent, DoneReason, ErrorEvent, TurnEvent, UsageEvent
+from tierwise.chat.events import DoneEvent, DoneReason, ErrorEvent, Notice, TextEvent, TurnEvent, UsageEvent
 from tierwise.chat.trace import Tracer
 from tierwise.chat.usage import ToolUsage, usage_report
 from tierwise.memory.compaction import CompactionEvent
-from tierwise.memory.persist import ChatMemory
+from tierwise.memory.persist import SEGMENTS_PER_COMMIT, ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack, PackReport
-from tierwise.providers.base import ModelResponse, ToolCall, Usage
+from tierwise.providers.base import (
+    Event,
+    Fallback,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    Retry,
+    TextDelta,
+    ToolCall,
+    Usage,
+    aclose,
+    collect,
+)
 from tierwise.providers.pricing import Price, cache_savings, cost
 from tierwise.store import Store
 from tierwise.summarize.llm import off_request_path
 from tierwise.tools.results import ToolResult
 
-__all__ = ["TurnResult", "TurnState", "account", "last_step_note", "store_records", "usage_of"]
+__all__ = [
+    "TurnResult",
+    "TurnState",
+    "account",
+    "last_step_note",
+    "store_records",
+    "stream_call",
+    "usage_of",
+]
 
 log = logging.getLogger(__name__)
 
@@ -154,16 +174,49 @@ def usage_of(t: TurnState, guard: CostGuard | None) -> UsageEvent | None:
     )
 
 
-def store_records(store: Store, t: TurnState, trace_path: Path | None) -> None:
+async def stream_call(t: TurnState, provider: Provider, request: ModelRequest) -> ModelResponse:
+    """Stream one model call: text goes out as it comes (retries and fallbacks as notices).
+
+    Returns the response, assembled.
+    """
+
+    async def tee(stream: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        try:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    t.partial.append(event.text)
+                    t.emit(TextEvent(event.text))
+                elif isinstance(event, Retry):
+                    t.emit(Notice("retry", f"{event.model}: {event.error}; retrying in {event.delay:.1f} s"))
+                    t.tracer.event("model.retry", **asdict(event))
+                elif isinstance(event, Fallback):
+                    said = f"{event.from_model} failed ({event.error}); using {event.to_model}"
+                    t.emit(Notice("fallback", said))
+                    t.tracer.event("model.fallback", **asdict(event))
+                yield event
+        finally:
+            await aclose(stream)
+
+    return await collect(tee(provider.stream(request)))
+
+
+def store_records(
+    store: Store, t: TurnState, trace_path: Path | None, stop: Callable[[], bool] | None = None
+) -> None:
     """After done (in a worker thread): memory upkeep, then the turn's records.
 
     Upkeep summarises segments that closed during the turn and rebuilds the search index when due;
     then the packs' audit entries and snapshots, the turn with its usage and trace, and the new
     summaries are written in one commit. Nothing here changes what the model or the user saw; a
     crash before it loses only these records (summaries are made again on the next load).
+    Upkeep runs in pieces (:meth:`~tierwise.memory.engine.Memory.maintain_step`) and ends early when
+    ``stop()`` says so; what is left waits for the next upkeep.
     """
     with off_request_path():  # a summary model may be asked here: the answer is out
-        t.chat.memory.maintain()  # summaries of segments closed in the turn, index rebuilds
+        memory = t.chat.memory  # summaries of segments closed in the turn, index rebuilds
+        while memory.maintain_step() and not (stop is not None and stop()):
+            pass
+    t.chat.save_segments(beyond=SEGMENTS_PER_COMMIT)  # a backlog's: in slices (SQLite's one writer)
     with store.batch():  # one commit for every record of the turn (and those summaries)
         for pack, compaction in t.records:
             t.chat.record(pack, compaction)

@@ -22,7 +22,6 @@ import logging
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -35,9 +34,10 @@ from tierwise.memory.frame import updated as _updated
 from tierwise.memory.gate import PastGate
 from tierwise.memory.keyphrases import Vocabulary
 from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label
+from tierwise.memory.policy import MemoryPolicy
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
-from tierwise.memory.segments import Segment, Segmenter, SegmentPolicy, full_text, make_trio, spoken
+from tierwise.memory.segments import Segment, Segmenter, full_text, make_trio, spoken
 from tierwise.memory.turns import Turn, excerpt, turn_from_message
 from tierwise.memory.upkeep import ModelUpkeep
 from tierwise.packing.groups import MessageGroups
@@ -53,34 +53,6 @@ log = logging.getLogger(__name__)
 Form = Literal["header", "summary", "full"]
 
 _RETRIEVED_HEADING = ContextLayer("retrieved", "retrieved", "").heading
-
-
-@dataclass(frozen=True)
-class MemoryPolicy:
-    """How memory shares a budget between its layers, and when it compacts.
-
-    Shares are of the tokens left for memory (the budget minus what the caller reserves for the
-    system prompt, tools and input). Working memory (the recent turns, sent whole) may grow to what
-    the head (narrative, headers, summaries) and the per-turn retrieval share leave; when it would
-    grow past that, a compaction step shrinks it to ``low_water`` of it at once
-    (:mod:`tierwise.memory.compaction`). Retrieval keeps to ``retrieval_share`` per turn unless the
-    input asks about something working memory does not show: then it may fill what is left.
-    """
-
-    narrative_share: float = 0.10
-    headers_share: float = 0.08
-    summaries_share: float = 0.08
-    retrieval_share: float = 0.0  # per turn, unless the input asks about what working memory lacks
-    low_water: float = 0.15  # a compaction step shrinks working memory to this share of its allowance
-    past_share: float = 0.4  # a question opens retrieval: this share of its words missing (gate.py)
-    statement_share: float = 0.75  # the same for an input that asks no question
-    summary_segments: int = 5
-    max_headers: int = 200
-    fulls_per_turn: int = 3
-    full_cache_size: int = 32
-    blob_threshold_tokens: int = 400
-    defer_summaries: bool = False  # summarise closed segments in maintain(), not as they close
-    segments: SegmentPolicy = field(default_factory=SegmentPolicy)
 
 
 class Memory:
@@ -133,6 +105,7 @@ class Memory:
         )
         self.frame: Frame | None = None  # the packs' front until the next compaction step
         self._resuming = False  # the next step keeps working memory if it fits (Memory.resume)
+        self.backlog = False  # the head was made while a backlog of trios waited (Memory._settle)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -156,16 +129,19 @@ class Memory:
         extra: str = "",
         boundary: bool = False,
         given: Mapping[str, Any] | None = None,
+        tokens: int | None = None,
     ) -> Turn:
         """Remember one OpenAI-format message; returns its turn.
 
         Tool results over the blob threshold are stored as blobs (with a blob store) and remembered
         as their compressed form: summary, entities and reference. The message as given is kept
         too and sent while the whole conversation fits (pass ``given`` if ``message`` is already
-        compressed).
+        compressed). ``tokens``: the message's count, if known (a stored message's), so it is not
+        counted again; ignored if memory changes the message.
         """
         given = given if given is not None else message
-        message = self.compress(message)
+        message, original = self.compress(message), message
+        tokens = tokens if message is original else None
         base = turn_from_message(message, len(self.turns), at=at)
         turn = Turn(
             id=id or base.id,
@@ -177,22 +153,22 @@ class Memory:
             extra=" ".join(x for x in (base.extra, extra) if x),
             message=message,
         )
-        added = self.add_turn(turn, boundary=boundary)
+        added = self.add_turn(turn, boundary=boundary, tokens=tokens)
         if given != message:
             self._given[turn.index] = (given, self.counter.count_message(given))
             self._groups_given = None
         return added
 
-    def add_turn(self, turn: Turn, *, boundary: bool = False) -> Turn:
-        """Remember a prepared turn (its ``index`` must be the next position)."""
+    def add_turn(self, turn: Turn, *, boundary: bool = False, tokens: int | None = None) -> Turn:
+        """Remember a prepared turn (its ``index`` must be the next position; ``tokens``: see :meth:`add`)."""
         if turn.index != len(self.turns):
             raise ValueError(f"turn {turn.id!r} has index {turn.index}, expected {len(self.turns)}")
         message = turn.message or {"role": turn.role, "content": turn.text}
         if turn.speaker and "name" not in message and turn.role in ("user", "assistant"):
-            message = {**message, "name": _name(turn.speaker)}
+            message, tokens = {**message, "name": _name(turn.speaker)}, None
         self.turns.append(turn)
         self.messages.append(message)
-        self.costs.append(self.counter.count_message(message))
+        self.costs.append(self.counter.count_message(message) if tokens is None else tokens)
         self._groups = self._groups_given = None
         _, closed = self.segmenter.add(turn, self.costs[-1], boundary=boundary)
         if closed is not None:
@@ -214,7 +190,11 @@ class Memory:
 
     def settled(self, segment: Segment) -> bool:
         """Whether a segment is open, or closed with its summary made (not waiting for :meth:`maintain`)."""
-        return segment not in self._unsettled and segment not in self._unnarrated
+        return all(s is not segment for s in (*self._unsettled, *self._unnarrated))  # eq is slow
+
+    def waiting(self) -> set[int]:
+        """The ``id()`` of every segment not :meth:`settled` (one set for many questions)."""
+        return {id(s) for s in (*self._unsettled, *self._unnarrated)}
 
     def restore(
         self,
@@ -232,13 +212,23 @@ class Memory:
         segment.header, segment.summary, segment.entities = header, summary, tuple(str(e) for e in entities)
         segment.topic = topic or segment.topic
         segment.outcome = outcome or segment.outcome
-        if segment in self._unsettled:
-            self._unsettled.remove(segment)
+        self._unsettled = [s for s in self._unsettled if s is not segment]
 
     def _settle(self, older_than: int | None = None) -> None:
-        """Summarise closed segments still waiting (only those ending before ``older_than``, if given)."""
+        """Summarise closed segments still waiting (only those ending before ``older_than``, if given).
+
+        More than ``backlog_trios`` waiting before ``older_than`` (a chat stored without its trios)
+        is a backlog: only the summaries the head shows are made (not narrated: the narrative takes
+        segments in order); :meth:`maintain` makes the rest, then the next pack makes the head anew.
+        """
         while self._unnarrated:  # half-closed by maintain_step: in order, before any later segment
             self._narrate(self._unnarrated.pop(0))
+        waiting = [seg for seg in self._unsettled if older_than is not None and seg.last < older_than]
+        self.backlog = len(waiting) > self.policy.backlog_trios
+        for seg in waiting[-self.policy.summary_segments :] if self.backlog else ():
+            self._summarize(seg)
+        if self.backlog:
+            return
         keep: list[Segment] = []
         for seg in self._unsettled:
             if older_than is None or seg.last < older_than:
@@ -259,7 +249,7 @@ class Memory:
         done = len(self.retriever)
         if end - done <= 0 or (not force and not self._index_due(end)):
             return
-        self.retriever.add(self.turns[done:end])
+        self.retriever.add(self.turns[done:end], self.gate.terms(done, end))  # tokenised once
         self.retriever.prepare()
 
     def _index_due(self, end: int | None = None) -> bool:
@@ -294,6 +284,8 @@ class Memory:
         if self.upkeep.unmerged and self.upkeep.may_ask(self.summarizer):
             self.upkeep.merge(self)
         self.index(force=False)
+        if self.backlog:  # the head was provisional: the next pack makes it anew, as after a reload
+            self.backlog, self.frame, self._resuming = False, None, self.live_from > 0
         return False
 
     def compress(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -580,7 +572,9 @@ class Memory:
     def _headers(self, budget: int, before: int | None = None) -> str:
         """One line per segment (those begun before turn ``before``, if given), oldest collapsed."""
         known = [s for s in self.segments if before is None or s.first < before]
-        segments = known[-self.policy.max_headers :]
+        late = {id(s) for s in self._unsettled if before is None or s.last < before} if self.backlog else ()
+        waiting = [i + 1 for i, s in enumerate(known) if id(s) in late and not s.header]  # a range line
+        segments = known[max(waiting[-1] if waiting else 0, len(known) - self.policy.max_headers) :]
         hidden = len(known) - len(segments)
         lines = []
         for seg in segments:

@@ -21,7 +21,9 @@ The two shares were chosen on that split (question 0.3–0.5, statement 0.6–0.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 
 from tierwise.memory.retrieval import tokenize
 from tierwise.memory.turns import Turn
@@ -48,9 +50,10 @@ class PastGate:
     def __init__(self, *, question_share: float = 0.4, statement_share: float = 0.75) -> None:
         self.question_share = question_share
         self.statement_share = statement_share
-        self._sets: list[set[str]] = []  # each turn's searchable words
+        self._terms: list[list[str]] = []  # each turn's searchable words, as tokenize() gives them
+        self._sets: list[set[str]] = []  # … as a set
         self._counted = 0  # turns counted into _df
-        self._df: dict[str, int] = {}  # word → turns it occurs in
+        self._df: Counter[str] = Counter()  # word → turns it occurs in
 
     def opens(self, query: str, turns: Sequence[Turn], start: int, end: int) -> bool:
         """Whether ``query`` asks about something turns ``[start, end)`` lack and earlier turns hold."""
@@ -74,12 +77,15 @@ class PastGate:
             out |= words
         return out
 
+    def terms(self, start: int, end: int) -> list[list[str]]:
+        """The terms of turns ``[start, end)`` the gate has made so far (for the search index)."""
+        return self._terms[start:end]
+
     def _extend(self, turns: Sequence[Turn], end: int) -> None:
         sets = self._sets
         if len(sets) < end:
-            texts = [f"{t.text} {t.extra}" for t in turns[len(sets) : end]]
-            sets.extend(set(words) for words in tokenize(texts))
-        for words in sets[self._counted :]:
-            for word in words:
-                self._df[word] = self._df.get(word, 0) + 1
+            terms = tokenize([f"{t.text} {t.extra}" for t in turns[len(sets) : end]])
+            self._terms.extend(terms)
+            sets.extend(set(words) for words in terms)
+        self._df.update(chain.from_iterable(sets[self._counted :]))  # counted in C
         self._counted = len(sets)

@@ -1,7 +1,10 @@
 """Memory bound to a stored chat: persisted first, written through, audited.
 
 Each method's writes are one transaction (``store.batch(savepoints=False)``: nothing in them
-catches a store error, so a failure rolls all of it back).
+catches a store error, so a failure rolls all of it back) — except that more closed segments than
+:data:`SEGMENTS_PER_COMMIT` (a long history's, made after it was stored) are written in commits of
+their own that many at a time (:meth:`ChatMemory.save_segments`): on SQLite one writer at a time holds
+the database, and a long transaction kept every other write waiting (or failing after the busy timeout).
 
 :class:`ChatMemory` is what the chat engine and the service use. Every message is stored before
 memory (or any model) sees it; closed segments, the narrative and archiving are written through to
@@ -38,7 +41,10 @@ from tierwise.packing.prefix import shared_prefix
 from tierwise.packing.report import Pack
 from tierwise.store import Audit, Store, StoredMessage
 
-__all__ = ["ChatMemory", "StaleMemory", "StoreBlobs", "record_pack"]
+__all__ = ["SEGMENTS_PER_COMMIT", "ChatMemory", "StaleMemory", "StoreBlobs", "record_pack"]
+
+SEGMENTS_PER_COMMIT = 50
+"""Closed segments written per commit when there are more (~50 ms of a write transaction on SQLite)."""
 
 
 class _Staged(NamedTuple):
@@ -98,11 +104,18 @@ class ChatMemory:
 
     @classmethod
     def load(cls, store: Store, user_id: str, chat_id: str, memory: Memory | None = None) -> ChatMemory:
-        """Rebuild memory from the stored messages (and the stored narrative, if any)."""
+        """Rebuild memory from the stored messages (and the stored narrative and trios, if any).
+
+        Nothing stored is made again: the messages' token counts (when a sample of them matches
+        memory's counter) and the closed segments' trios are taken as stored.
+        """
         chat = store.get_chat(user_id, chat_id)  # raises NotFoundError for another user's chat
         bound = cls(store, user_id, chat_id, memory)
-        for stored in store.list_messages(user_id, chat_id):
-            bound.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}")
+        messages = store.list_messages(user_id, chat_id)
+        counted = _counts_hold(messages, bound.memory)
+        for stored in messages:
+            tokens = stored.token_count if counted else None
+            bound.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}", tokens=tokens)
         if chat.narrative:
             bound.memory.narrative = Narrative.from_dict(dict(chat.narrative))
             bound._saved_narrative = bound.memory.narrative
@@ -118,6 +131,7 @@ class ChatMemory:
                 bound.memory.restore(
                     seg, saved.header, saved.summary, saved.entities, saved.topic, saved.outcome
                 )
+        bound.save_segments(beyond=SEGMENTS_PER_COMMIT)  # trios made again: in slices if many
         with store.batch(savepoints=False):
             bound._sync()
         return bound
@@ -192,10 +206,34 @@ class ChatMemory:
         return len(self._staged)
 
     def flush(self) -> None:
-        """Store the staged messages and what they changed (segments, narrative, archiving)."""
+        """Store the staged messages and what they changed (segments, narrative, archiving).
+
+        One commit, unless more than :data:`SEGMENTS_PER_COMMIT` segments are to be written: then the
+        messages first, the segments in slices (:meth:`save_segments`), then the rest.
+        """
+        self.save_segments(beyond=SEGMENTS_PER_COMMIT)
         with self.store.batch(savepoints=False):
             self._store_staged()
             self._sync()
+
+    def save_segments(self, per_commit: int = SEGMENTS_PER_COMMIT, *, beyond: int = 0) -> int:
+        """Write the closed segments not stored yet, ``per_commit`` in each commit; how many.
+
+        Nothing if no more than ``beyond`` wait (the next write takes them with it). The staged
+        messages are stored first (segments refer to their positions). Call it outside a
+        :meth:`~tierwise.store.Store.batch` (inside one, everything joins that batch's commit).
+        """
+        pending = self._segments_to_save()
+        if len(pending) <= beyond:
+            return 0
+        if self._staged:
+            with self.store.batch(savepoints=False):
+                self._store_staged()
+        for start in range(0, len(pending), per_commit):
+            with self.store.batch(savepoints=False):
+                for seg in pending[start : start + per_commit]:
+                    self._save_segment(seg)
+        return len(pending)
 
     def _store_staged(self, then: _Staged | None = None) -> list[StoredMessage]:
         """Store the staged messages at the positions memory gave them (``then`` after them).
@@ -312,39 +350,17 @@ class ChatMemory:
         )
 
     def _segments_to_save(self) -> list[Segment]:
-        memory = self.memory
-        return [
-            seg
-            for seg in memory.segments
-            if seg.closed
-            and memory.settled(seg)
-            and self._saved_segments.get(seg.id) != (seg.last, seg.closed)
-        ]
+        memory, saved = self.memory, self._saved_segments
+        fresh = [seg for seg in memory.segments if seg.closed and saved.get(seg.id) != (seg.last, True)]
+        waiting = memory.waiting() if fresh else set()
+        return [seg for seg in fresh if id(seg) not in waiting]
 
     def _sync(self) -> None:
         """Write closed segments, the narrative and archiving through to the store."""
         self._store_staged()  # segments and archiving refer to the staged messages' positions
         memory, store = self.memory, self.store
         for seg in self._segments_to_save():
-            state = (seg.last, seg.closed)
-            store.save_segment(
-                self.user_id,
-                self.chat_id,
-                seg.id,
-                seq=seg.seq,
-                first_seq=seg.first,
-                last_seq=seg.last,
-                header=seg.header,
-                summary=seg.summary,
-                entities=list(seg.entities),
-                topic=seg.topic,
-                outcome=seg.outcome,
-                token_count=seg.tokens,
-                boundary_reason=seg.boundary,
-                started_at=seg.started_at,
-                ended_at=seg.ended_at,
-            )
-            self._saved_segments[seg.id] = state
+            self._save_segment(seg)
         upto = memory.archived_upto - 1
         if upto > self._archived_seq:
             store.archive_messages(self.user_id, self.chat_id, upto)
@@ -352,6 +368,26 @@ class ChatMemory:
         if memory.narrative is not self._saved_narrative and not memory.narrative.is_empty():
             store.update_chat(self.user_id, self.chat_id, narrative=memory.narrative.to_dict())
             self._saved_narrative = memory.narrative
+
+    def _save_segment(self, seg: Segment) -> None:
+        self.store.save_segment(
+            self.user_id,
+            self.chat_id,
+            seg.id,
+            seq=seg.seq,
+            first_seq=seg.first,
+            last_seq=seg.last,
+            header=seg.header,
+            summary=seg.summary,
+            entities=list(seg.entities),
+            topic=seg.topic,
+            outcome=seg.outcome,
+            token_count=seg.tokens,
+            boundary_reason=seg.boundary,
+            started_at=seg.started_at,
+            ended_at=seg.ended_at,
+        )
+        self._saved_segments[seg.id] = (seg.last, seg.closed)
 
 
 def record_pack(
@@ -417,6 +453,16 @@ def record_pack(
         pruning_strategy={"band": report.band, "health": report.health, "policy": report.policy},
         checksum=report.checksum,
     )
+
+
+def _counts_hold(messages: Sequence[StoredMessage], memory: Memory, sample: int = 8) -> bool:
+    """Whether the stored token counts are memory's: ``sample`` messages, spread out, counted again.
+
+    Another encoding (or a count made otherwise) makes memory count every message itself.
+    """
+    step = max(1, len(messages) // sample)
+    chosen = [m for m in messages[::step] if m.role != "tool"][:sample]  # a tool result may be compressed
+    return all(memory.counter.count_message(m.message) == m.token_count for m in chosen)
 
 
 def _given(message: Mapping[str, Any], compressed: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -52,6 +52,7 @@ __all__ = ["Embedder", "MiniLMEmbedder", "TurnRetriever", "default_embedder", "t
 FloatArray = NDArray[np.float32]
 
 _STEMMER: Any = None
+_WORDS = re.compile(r"[^ \t\n\r\x0b\x0c]+").findall  # never inside one of the tokenizer's pieces
 
 
 def _stemmer() -> Any:
@@ -208,7 +209,8 @@ class TurnRetriever:
         self.max_segment_turns = max_segment_turns
         self._turns: list[Turn] = []
         self._tokens: list[list[str]] = []  # BM25 terms of each indexed turn, cached across rebuilds
-        self._line_costs: dict[str, list[int]] = {}  # tokens of each turn's line, per encoding
+        self._line_costs: dict[str, dict[int, int]] = {}  # tokens of a turn's line, per encoding
+        self._line_floors: dict[bool, list[int]] = {}  # words of each turn's line (compact or not)
         self._ids: set[str] = set()
         self._dirty = False
         # Built by _build(); see there.
@@ -234,18 +236,24 @@ class TurnRetriever:
         """The indexed turns, in the order they were added."""
         return tuple(self._turns)
 
-    def add(self, turns: Sequence[Turn]) -> None:
+    def add(self, turns: Sequence[Turn], terms: Sequence[list[str]] = ()) -> None:
         """Index more turns (appended in order; the index is rebuilt lazily at the next search).
+
+        ``terms``: the BM25 terms of the first of ``turns`` if already made (:func:`tokenize` of each
+        turn's text and extra), so they are not made again.
 
         Raises:
             ValueError: if a turn id is already indexed.
         """
+        synced = len(self._tokens) == len(self._turns)  # the cache is complete: take what was made
         for turn in turns:
             if turn.id in self._ids:
                 raise ValueError(f"turn id {turn.id!r} is already indexed; turn ids must be unique")
             self._ids.add(turn.id)
             self._position[turn.id] = len(self._turns)
             self._turns.append(turn)
+        if synced:
+            self._tokens.extend(terms[: len(turns)])  # shared, never changed
         if turns:
             self._dirty = True
 
@@ -404,15 +412,17 @@ class TurnRetriever:
             return []
         scores = self._masked(query, exclude, now)
         order = np.argsort(-scores, kind="stable")
-        costs = self._costs(counter, compact=label is not None)
-        smallest = min(costs) if costs else 0
+        cost, floors = self._costs(counter, compact=label is not None)
+        smallest = min(floors) if floors else 0
         chosen: list[int] = []
         headings: set[str] = set()
         left = budget_tokens
         for i in order.tolist():
             if scores[i] <= 0 or left < smallest:
                 break
-            c = costs[i]
+            if floors[i] > left:  # its words alone do not fit: not counted (a search reads few)
+                continue
+            c = cost(i)
             heading = label(self._turns[i]) if label is not None else None
             if heading is not None and heading not in headings:
                 c += counter.count(heading + "\n")
@@ -424,14 +434,29 @@ class TurnRetriever:
         chosen.sort()
         return [self._turns[i] for i in chosen]
 
-    def _costs(self, counter: TokenCounter, *, compact: bool = False) -> list[int]:
-        """Tokens of each indexed turn's line (and newline), cached per encoding and form."""
+    def _costs(
+        self, counter: TokenCounter, *, compact: bool = False
+    ) -> tuple[Callable[[int], int], list[int]]:
+        """The tokens of an indexed turn's line (and newline), by position, and a floor for each.
+
+        A line costs at least as many tokens as it has words between ASCII spaces, tabs and line
+        breaks (the tokenizer's pieces never span one), so a search counts only the lines that might
+        fit; counts are made when first asked for and cached per encoding and form.
+        """
         render = speaker_line if compact else render_turn
         key = f"{counter.encoding_name}:compact" if compact else counter.encoding_name
-        cached = self._line_costs.setdefault(key, [])
-        for turn in self._turns[len(cached) :]:
-            cached.append(counter.count(render(turn) + "\n"))
-        return cached
+        cached = self._line_costs.setdefault(key, {})
+        floors = self._line_floors.setdefault(compact, [])
+        turns = self._turns
+        floors.extend(len(_WORDS(render(turn))) for turn in turns[len(floors) :])
+
+        def cost(i: int) -> int:
+            found = cached.get(i)
+            if found is None:
+                found = cached[i] = counter.count(render(turns[i]) + "\n")
+            return found
+
+        return cost, floors
 
     def _masked(self, query: str, exclude: Collection[str], now: datetime | None) -> FloatArray:
         scores = self.scores(query)

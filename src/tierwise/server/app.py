@@ -88,6 +88,7 @@ def warm_up(engine: ChatEngine, user_id: str) -> None:
     """
     from tierwise.memory.assemble import pack_turn
     from tierwise.memory.persist import StoreBlobs
+    from tierwise.memory.retrieval import tokenize
 
     memory = engine.memory_factory(StoreBlobs(engine.store, user_id))
     memory.summarizer = None  # a made-up conversation: never worth a summary model's request
@@ -96,6 +97,7 @@ def warm_up(engine: ChatEngine, user_id: str) -> None:
         memory.add({"role": role, "content": f"Warm-up note {i}: the offsite venue holds forty people."})
     memory.maintain()
     pack_turn(memory, engine.budget, [{"role": "user", "content": "Where is the offsite?"}])
+    tokenize(["Where is the offsite?"])  # bm25s and the stemmer: a long chat's first pack needs them
     engine.store.list_chats(user_id, entity_id="warm-up", limit=1)
 
 

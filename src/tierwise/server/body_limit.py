@@ -19,8 +19,7 @@ __all__ = ["BodyLimit", "too_large_message"]
 def too_large_message(limit: int) -> str:
     """What a 413 says: the limit, and how to stay under it or raise it."""
     return (
-        f"the request body is over {limit:,} bytes; send a smaller one (the limit is "
-        "TIERWISE_MAX_BODY_BYTES)"
+        f"the request body is over {limit:,} bytes; send a smaller one (the limit is TIERWISE_MAX_BODY_BYTES)"
     )
 
 

@@ -362,7 +362,6 @@ class RateBucket(Base):
     at: Mapped[float] = mapped_column(Float)
 
 
-
 class TurnLease(Base):
     """A chat turn running in some process: who runs it, when it last said so, whether to stop it.
 

@@ -1,0 +1,43 @@
+"""How memory shares a budget between its layers and when it compacts (:class:`MemoryPolicy`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tierwise.memory.segments import SegmentPolicy
+
+__all__ = ["MemoryPolicy"]
+
+
+@dataclass(frozen=True)
+class MemoryPolicy:
+    """How memory shares a budget between its layers, and when it compacts.
+
+    Shares are of the tokens left for memory (the budget minus what the caller reserves for the
+    system prompt, tools and input). Working memory (the recent turns, sent whole) may grow to what
+    the head (narrative, headers, summaries) and the per-turn retrieval share leave; when it would
+    grow past that, a compaction step shrinks it to ``low_water`` of it at once
+    (:mod:`tierwise.memory.compaction`). Retrieval keeps to ``retrieval_share`` per turn unless the
+    input asks about something working memory does not show: then it may fill what is left.
+
+    ``backlog_trios``: a step makes the trios of at most this many segments that wait for them (with
+    ``defer_summaries``); a longer backlog — a chat stored without its trios, e.g. imported — leaves
+    the request's path, and the head shows the newest summaries and the rest as a range line until
+    :meth:`~tierwise.memory.engine.Memory.maintain` has made them.
+    """
+
+    narrative_share: float = 0.10
+    headers_share: float = 0.08
+    summaries_share: float = 0.08
+    retrieval_share: float = 0.0  # per turn, unless the input asks about what working memory lacks
+    low_water: float = 0.15  # a compaction step shrinks working memory to this share of its allowance
+    past_share: float = 0.4  # a question opens retrieval: this share of its words missing (gate.py)
+    statement_share: float = 0.75  # the same for an input that asks no question
+    summary_segments: int = 5
+    max_headers: int = 200
+    fulls_per_turn: int = 3
+    full_cache_size: int = 32
+    blob_threshold_tokens: int = 400
+    defer_summaries: bool = False  # summarise closed segments in maintain(), not as they close
+    backlog_trios: int = 16  # more waiting at a step: the head is provisional (see Memory._settle)
+    segments: SegmentPolicy = field(default_factory=SegmentPolicy)

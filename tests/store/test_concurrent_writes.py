@@ -1,0 +1,110 @@
+"""SQLite has one writer: a small write waits for a long one instead of failing (issue 16)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from tierwise.bench.synthetic import synthetic_history, timestamped
+from tierwise.memory.engine import Memory, MemoryPolicy
+from tierwise.memory.persist import SEGMENTS_PER_COMMIT, ChatMemory
+from tierwise.store import Store
+from tierwise.store import engine as store_engine
+
+
+def test_every_write_transaction_has_the_busy_timeout(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    with store.session(write=True) as session:  # BEGIN IMMEDIATE: the connection that waits
+        assert session.execute(sa.text("PRAGMA busy_timeout")).scalar() == 30_000
+    with store.batch():
+        store.create_user("ada")
+        with store.session(write=True) as session:  # a batch's transaction
+            assert session.execute(sa.text("PRAGMA busy_timeout")).scalar() == 30_000
+    store.close()
+
+
+def test_a_small_write_waits_for_a_long_batch_of_segments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_engine, "_SQLITE_BUSY_SECONDS", 2.0)  # what a writer waits at most
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    user = store.create_user("ada").id
+    chat, other = store.create_chat(user).id, store.create_chat(user).id
+    said = [{"role": "user", "content": f"note {i}"} for i in range(30_000)]
+    store.add_messages(user, chat, said, token_counts=[3] * len(said))
+    begun, errors, took = threading.Event(), [], {}
+
+    def long_batch() -> None:  # a long history's segments, in one transaction (was ~6 s: each save
+        # read every message of the chat to find those the segment no longer covers)
+        try:
+            with store.batch(savepoints=False):
+                for i in range(1_500):
+                    store.save_segment(
+                        user, chat, f"S{i + 1}", seq=i + 1, first_seq=20 * i, last_seq=20 * i + 19, header="h"
+                    )
+                    begun.set()
+        except Exception as exc:
+            errors.append(exc)
+
+    def small_write() -> None:  # another client's message, meanwhile
+        begun.wait(10)
+        started = time.perf_counter()
+        try:
+            store.add_message(user, other, {"role": "user", "content": "Hello?"}, token_count=3)
+        except Exception as exc:
+            errors.append(exc)
+        took["small"] = time.perf_counter() - started
+
+    threads = [threading.Thread(target=long_batch), threading.Thread(target=small_write)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []  # was: "database is locked" — the batch held the writer past the busy timeout
+    assert took["small"] < 2.0
+    assert [m.content for m in store.list_messages(user, other)] == ["Hello?"]
+    assert len(store.list_segments(user, chat)) == 1_500
+    store.close()
+
+
+def test_a_segment_moved_releases_only_the_messages_it_left(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    user = store.create_user("ada").id
+    chat = store.create_chat(user).id
+    store.add_messages(
+        user, chat, [{"role": "user", "content": str(i)} for i in range(10)], token_counts=[1] * 10
+    )
+    store.save_segment(user, chat, "S1", seq=1, first_seq=0, last_seq=5)
+    store.save_segment(user, chat, "S2", seq=2, first_seq=6, last_seq=9)
+    store.save_segment(user, chat, "S1", seq=1, first_seq=0, last_seq=3)  # it shrank
+    assert [m.segment_id for m in store.list_messages(user, chat)] == ["S1"] * 4 + [None] * 2 + ["S2"] * 4
+    store.close()
+
+
+def test_many_segments_are_written_in_slices(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    user = store.create_user("ada").id
+    chat = store.create_chat(user).id
+    memory = ChatMemory(store, user, chat, Memory(policy=MemoryPolicy(defer_summaries=True)))
+    for message in timestamped(synthetic_history(1_202)[1:-1]):
+        body = {k: v for k, v in message.items() if k != "timestamp"}
+        memory.stage([body], at=datetime.fromisoformat(message["timestamp"]))
+    for segment in memory.memory.segments[:-1]:  # trios as upkeep would make them (cheaply here)
+        memory.memory.restore(segment, f"{segment.id} header", f"{segment.id} summary", [])
+    closed = len(memory.memory.segments) - 1
+    assert closed > 2 * SEGMENTS_PER_COMMIT
+    commits: list[int] = []
+    sa.event.listen(store.engine, "commit", lambda connection: commits.append(1))
+    memory.flush()  # the messages, then the segments in slices, then the rest
+    assert len(commits) >= 2 + closed // SEGMENTS_PER_COMMIT
+    assert len(store.list_segments(user, chat)) == closed
+    assert store.get_chat(user, chat).message_count == 1_200
+    commits.clear()
+    memory.add({"role": "user", "content": "And now?"})  # a few segments or none: one commit, as before
+    assert len(commits) == 1
+    store.close()
