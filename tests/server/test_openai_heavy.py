@@ -54,3 +54,32 @@ async def test_a_long_history_is_prepared_and_stored_in_a_worker_thread(
         assert where["prepare"] == loop and where["finish"] == loop
     (chat,) = store.list_chats(app.state.user_of(None), context_type="api")
     assert len(store.list_messages(chat.user_id, chat.id)) == messages + 1  # nothing lost
+
+
+async def test_while_heavy_work_runs_the_small_pieces_leave_the_loop_too(store: Store) -> None:
+    """A small write on the loop would wait there for the heavy one's commit (SQLite: one writer)."""
+    import asyncio
+
+    sessions = openai_sessions.Sessions(
+        ChatEngine(store, ScriptedModel(), budget=Budget(window=4_000, reserve=500)), inline=True
+    )
+    loop_thread = threading.current_thread().name
+    release = threading.Event()
+    where: list[str] = []
+
+    def heavy_work() -> None:
+        release.wait(10)
+
+    def small() -> None:
+        where.append(threading.current_thread().name)
+
+    await sessions.run(small)  # nothing heavy: on the loop
+    heavy = asyncio.ensure_future(sessions.run(heavy_work, heavy=True))
+    await asyncio.sleep(0.05)
+    await sessions.run(small)
+    await sessions.later(small)
+    release.set()
+    await heavy
+    await sessions.run(small)  # heavy work done: back on the loop
+    assert where[0] == loop_thread and where[-1] == loop_thread
+    assert loop_thread not in where[1:3]

@@ -180,6 +180,7 @@ class Sessions:
         self._creating: dict[tuple[str, str], dict[str, Any]] = {}  # new chats not stored yet
         self._background: set[asyncio.Task[None]] = set()
         self._one_piece = asyncio.Lock()  # background pieces on the loop: one at a time
+        self._heavy = 0  # heavy pieces running in threads (then the others leave the loop too)
 
     # -- on the event loop -------------------------------------------------------------------------
 
@@ -191,11 +192,23 @@ class Sessions:
         clients). A PostgreSQL call waits on a socket, so it goes to a worker thread.
 
         ``heavy`` work (a long history to ingest or load) goes to a worker thread even on SQLite: it
-        would hold the loop, and every other client, for its whole length.
+        would hold the loop, and every other client, for its whole length. While heavy work runs,
+        every other piece goes to a thread too: SQLite has one writer, and a small write on the loop
+        would wait there for the heavy one's commit, holding the loop (measured: 3.2 s).
         """
-        if self.inline and not heavy:
+        if self.inline and not heavy and not self._heavy:
             return work()
-        return await anyio.to_thread.run_sync(work)
+        return await self._in_thread(work, heavy)
+
+    async def _in_thread(self, work: Callable[[], T], heavy: bool) -> T:
+        """``work`` in a worker thread (counted while it runs, when ``heavy``)."""
+        if not heavy:
+            return await anyio.to_thread.run_sync(work)
+        self._heavy += 1
+        try:
+            return await anyio.to_thread.run_sync(work)
+        finally:
+            self._heavy -= 1
 
     async def later(self, work: Callable[[], T], *, heavy: bool = False) -> T:
         """:meth:`run` background ``work`` (a piece of it): on the loop, one piece at a time.
@@ -204,10 +217,12 @@ class Sessions:
         pieces of different sessions queue for their turn instead of running back to back: a
         request waits for one piece at most, not for every session's.
         """
-        if not self.inline or heavy:  # heavy: as in run()
-            return await anyio.to_thread.run_sync(work)
+        if not self.inline or heavy or self._heavy > 0:  # as in run()
+            return await self._in_thread(work, heavy)
         async with self._one_piece:
             await asyncio.sleep(0)
+            if self._heavy > 0:  # heavy work started while this piece waited its turn
+                return await self._in_thread(work, heavy)
             return work()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
