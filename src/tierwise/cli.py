@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tierwise.budget import Budget, band_for_health
-from tierwise.cli_options import CacheHints, SummaryModel
+from tierwise.cli_options import CacheHints, Database, Model, SummaryModel, Window
 from tierwise.errors import InputError, TierwiseError, UserError
 from tierwise.packing import Pack, Packer, conversation_layers, parse_conversation
 from tierwise.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
@@ -285,16 +285,9 @@ def chat_command(
             "--session", "-s", metavar="ID", help="Continue a stored chat (leaving one prints its id)."
         ),
     ] = None,
-    model: Annotated[
-        str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
-    ] = None,
-    budget: Annotated[
-        int, typer.Option(help="The prompt window in tokens; 1,000 of it are kept for the answer.")
-    ] = 16_000,
-    db: Annotated[
-        str | None,
-        typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
-    ] = None,
+    model: Model = None,
+    budget: Window = 16_000,
+    db: Database = None,
     cache_hints: CacheHints = None,
     summary_model: SummaryModel = None,
 ) -> None:
@@ -380,10 +373,7 @@ def traces_command(
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Write the JSONL here instead of printing it.")] = None,
     user: Annotated[str, typer.Option(metavar="ID", help="Whose turns (default: the local user).")] = "local",
-    db: Annotated[
-        str | None,
-        typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
-    ] = None,
+    db: Database = None,
 ) -> None:
     """Export the stored traces of chat turns as JSONL (one span or event per line)."""
     from tierwise.chat.trace import export_traces

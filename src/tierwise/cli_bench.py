@@ -20,6 +20,12 @@ def _fail(message: str) -> typer.Exit:
     return fail(message)
 
 
+def _database_failed(exc: Exception) -> typer.Exit:
+    """A database error as the one line the command line prints (the driver's words, not SQLAlchemy's)."""
+    cause = getattr(exc, "orig", None) or exc
+    return _fail(f"the database could not be used: {str(cause).strip()}")
+
+
 def _check_encoding(encoding: str) -> None:
     from tierwise.cli import _check_encoding as check
 
@@ -147,8 +153,7 @@ def bench_costguard_command(
     except UserError as exc:
         raise _fail(str(exc)) from None
     except SQLAlchemyError as exc:
-        cause = getattr(exc, "orig", None) or exc
-        raise _fail(f"the database could not be used: {str(cause).strip()}") from None
+        raise _database_failed(exc) from None
 
 
 @bench_app.command("workers")
@@ -194,8 +199,7 @@ def bench_workers_command(
     except UserError as exc:
         raise _fail(str(exc)) from None
     except SQLAlchemyError as exc:
-        cause = getattr(exc, "orig", None) or exc
-        raise _fail(f"the database could not be used: {str(cause).strip()}") from None
+        raise _database_failed(exc) from None
     typer.echo(report(result))
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

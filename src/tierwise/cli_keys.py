@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from tierwise.cli_options import Database
 from tierwise.errors import UserError
 
 if TYPE_CHECKING:
@@ -15,8 +16,6 @@ keys_app = typer.Typer(
     help="API keys of the HTTP service: create one for a user, list them, revoke one.",
     no_args_is_help=True,
 )
-
-_DB = typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir).")
 
 
 def _when(info: ApiKeyInfo) -> tuple[str, str, str]:
@@ -32,7 +31,7 @@ def create_command(
         str, typer.Option(metavar="NAME", help="The user the key acts for (created if there is none).")
     ],
     name: Annotated[str, typer.Option(metavar="LABEL", help="A label to tell the key apart.")] = "default",
-    db: Annotated[str | None, _DB] = None,
+    db: Database = None,
 ) -> None:
     """Create an API key for a user and print it (once: only its hash is stored)."""
     from tierwise.cli import _fail, _open_store
@@ -66,7 +65,7 @@ def list_command(
     user: Annotated[
         str | None, typer.Option(metavar="NAME", help="Only this user's keys (default: every user's).")
     ] = None,
-    db: Annotated[str | None, _DB] = None,
+    db: Database = None,
 ) -> None:
     """List API keys: id, user, label, prefix, created, last used, status (never the keys)."""
     from tierwise.cli import _fail, _open_store
@@ -106,7 +105,7 @@ def revoke_command(
     user: Annotated[
         str | None, typer.Option(metavar="NAME", help="The key's user (default: whoever owns it).")
     ] = None,
-    db: Annotated[str | None, _DB] = None,
+    db: Database = None,
 ) -> None:
     """Revoke an API key: requests with it are refused from now on (401)."""
     from tierwise.cli import _fail, _open_store

@@ -1,4 +1,4 @@
-"""Options more than one command takes (``chat``, ``serve``): defined once, so their help reads alike."""
+"""Options more than one command takes: defined once, so their help reads alike."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["CacheHints", "SummaryModel"]
+__all__ = ["CacheHints", "Database", "Model", "SummaryModel", "Window"]
 
 CacheHints = Annotated[
     bool | None,
@@ -26,4 +26,14 @@ SummaryModel = Annotated[
         "'extractive' for none. Default: TIERWISE_SUMMARY_MODEL, else the chat model.",
         show_default=False,
     ),
+]
+Database = Annotated[
+    str | None,
+    typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
+]
+Model = Annotated[
+    str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
+]
+Window = Annotated[
+    int, typer.Option(help="The prompt window in tokens; 1,000 of it are kept for the answer.")
 ]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tierwise.cli_options import CacheHints, SummaryModel
+from tierwise.cli_options import CacheHints, Database, Model, SummaryModel, Window
 from tierwise.errors import UserError
 
 if TYPE_CHECKING:
@@ -52,16 +52,9 @@ def serve_command(
         ),
     ] = None,
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    model: Annotated[
-        str | None, typer.Option(metavar="NAME", help="The model to use (overrides TIERWISE_MODEL).")
-    ] = None,
-    budget: Annotated[
-        int, typer.Option(help="The prompt window in tokens; 1,000 are kept for the answer.")
-    ] = 16_000,
-    db: Annotated[
-        str | None,
-        typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir)."),
-    ] = None,
+    model: Model = None,
+    budget: Window = 16_000,
+    db: Database = None,
     cache_hints: CacheHints = None,
     summary_model: SummaryModel = None,
     workers: Annotated[

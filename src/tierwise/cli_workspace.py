@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from tierwise.cli_options import Database
 from tierwise.errors import UserError
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ workspace_app = typer.Typer(
 )
 
 _USER = typer.Option(metavar="ID", help="Whose workspace (default: the local user of `tierwise chat`).")
-_DB = typer.Option(metavar="URL", help="The database (default: TIERWISE_DATABASE_URL, else the data dir).")
 
 
 def _open(db: str | None, user: str | None) -> tuple[Store, str]:
@@ -42,7 +42,7 @@ def sample_command(
     scale: Annotated[int, typer.Option(help="Copies of the sample (1 ≈ 10 projects, 300 tasks).")] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the generator (same seed, same workspace).")] = 0,
     user: Annotated[str | None, _USER] = None,
-    db: Annotated[str | None, _DB] = None,
+    db: Database = None,
 ) -> None:
     """Load the deterministic sample workspace (projects, tasks, notes, brain dumps, two weeks of events)."""
     from tierwise.cli import _fail
@@ -67,7 +67,7 @@ def clear_command(
         bool, typer.Option("--yes", help="Confirm: delete every workspace row of the user.")
     ] = False,
     user: Annotated[str | None, _USER] = None,
-    db: Annotated[str | None, _DB] = None,
+    db: Database = None,
 ) -> None:
     """Delete the user's projects, tasks, notes, brain dumps and events (chats are kept)."""
     from tierwise.cli import _fail
@@ -87,7 +87,7 @@ def clear_command(
 def import_command(
     path: Annotated[Path, typer.Argument(metavar="FILE.ics", help="An iCalendar file.")],
     user: Annotated[str | None, _USER] = None,
-    db: Annotated[str | None, _DB] = None,
+    db: Database = None,
 ) -> None:
     """Import (or update, by UID) the events of an iCalendar file into the local calendar."""
     from tierwise.cli import _fail
@@ -115,7 +115,7 @@ def import_command(
 def export_command(
     out: Annotated[Path | None, typer.Option(help="Write here instead of printing.")] = None,
     user: Annotated[str | None, _USER] = None,
-    db: Annotated[str | None, _DB] = None,
+    db: Database = None,
 ) -> None:
     """Export the local calendar as an iCalendar file (recurrences, time zones and task links kept)."""
     from tierwise.cli import _fail
