@@ -337,7 +337,6 @@ def _assistant(
     ``summary_model`` (``--summary-model``) overrides ``TIERWISE_SUMMARY_MODEL``.
     """
     from tierwise.chat import terminal
-    from tierwise.providers import OpenAICompatProvider
     from tierwise.workspace.app import ensure_sample
 
     store = _open_store(db)
@@ -347,9 +346,7 @@ def _assistant(
             loaded = ensure_sample(store, user) if session is None else None
         if session is not None:
             _check_session(store, user, session)
-        provider = terminal.make_provider(model)
-        if cache_hints is not None and isinstance(provider, OpenAICompatProvider):
-            provider.cache_hints = cache_hints
+        provider = terminal.make_provider(model, cache_hints=cache_hints)
         engine = terminal.make_engine(store, provider, window=budget, summary_model=summary_model)
     except UserError as exc:
         store.close()

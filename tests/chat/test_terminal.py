@@ -336,7 +336,7 @@ def test_chat_with_an_unknown_session_says_how_to_start_one() -> None:
 
 
 def test_chat_with_a_budget_below_the_reserve_fails_cleanly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(terminal, "make_provider", lambda model=None: ScriptedModel())
+    monkeypatch.setattr(terminal, "make_provider", lambda model=None, **_: ScriptedModel())
     result = RUNNER.invoke(app, ["chat", "--budget", "500"])
 
     assert result.exit_code == 2, result.output
@@ -345,7 +345,7 @@ def test_chat_with_a_budget_below_the_reserve_fails_cleanly(monkeypatch: pytest.
 
 def test_chat_then_resume_it_with_session(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     model = ScriptedModel("Friday at 10.", "Review time", "At the office.")
-    monkeypatch.setattr(terminal, "make_provider", lambda model_name=None: model)
+    monkeypatch.setattr(terminal, "make_provider", lambda model_name=None, **_: model)
     db = f"sqlite:///{tmp_path / 'chat.db'}"
 
     first = RUNNER.invoke(app, ["chat", "--db", db], input="When is the review?\n")
@@ -387,7 +387,7 @@ def test_ctrl_c_on_a_real_terminal(tmp_path: Path) -> None:
 
             slow = Script(TextDelta("The venue "), TextDelta("is booked."), delay=30)
             model = ScriptedModel(slow, "Friday.", "Venue")
-            terminal.make_provider = lambda name=None: model
+            terminal.make_provider = lambda name=None, **_: model
             sys.argv = ["tierwise", "chat", "--db", sys.argv[1]]
             app()
             """

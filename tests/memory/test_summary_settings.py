@@ -74,7 +74,7 @@ def test_chat_and_serve_take_summary_model(monkeypatch: pytest.MonkeyPatch, tmp_
     from tierwise.cli import _assistant
 
     db = f"sqlite:///{tmp_path / 'chat.db'}"
-    monkeypatch.setattr(terminal, "make_provider", lambda model=None: ScriptedModel(model="chat-model"))
+    monkeypatch.setattr(terminal, "make_provider", lambda model=None, **_: ScriptedModel(model="chat-model"))
     for option, expected in ((None, "chat-model"), ("small", "small")):
         store, _, _, engine, _ = _assistant(db, None, 16_000, summary_model=option)
         try:
@@ -97,7 +97,7 @@ def test_the_offline_assistant_has_extractive_summaries(tmp_path: Any) -> None:
 
 @pytest.mark.parametrize("command", [["chat"], ["serve"]])
 def test_bad_summary_options_are_one_line_errors(monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
-    monkeypatch.setattr(terminal, "make_provider", lambda model=None: ScriptedModel())
+    monkeypatch.setattr(terminal, "make_provider", lambda model=None, **_: ScriptedModel())
     result = RUNNER.invoke(app, [*command, "--summary-model", " "])
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: --summary-model is empty") and "Traceback" not in result.output

@@ -73,19 +73,24 @@ _ARGS_CHARS = 60
 _LINE_CHARS = 96
 
 
-def make_provider(model: str | None = None) -> Provider:
+def make_provider(model: str | None = None, *, cache_hints: bool | None = None) -> Provider:
     """The chat's model, from the ``TIERWISE_*`` environment (``model`` overrides ``TIERWISE_MODEL``).
 
     With nothing configured it is the offline assistant (:mod:`tierwise.workspace.assistant`), which
-    says so in the banner and in every fallback answer.
+    says so in the banner and in every fallback answer. ``cache_hints`` (``--cache-hints``)
+    overrides ``TIERWISE_CACHE_HINTS`` for a configured model.
 
     Raises:
         ProviderNotConfigured: only one of the base URL and the model is set; the message says what to set.
         InputError: a ``TIERWISE_*`` variable has a bad value.
     """
+    from tierwise.providers import OpenAICompatProvider
     from tierwise.workspace.app import assistant_provider
 
-    return assistant_provider(model)
+    provider = assistant_provider(model)
+    if cache_hints is not None and isinstance(provider, OpenAICompatProvider):
+        provider.cache_hints = cache_hints
+    return provider
 
 
 def make_engine(

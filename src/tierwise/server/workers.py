@@ -75,15 +75,12 @@ def check_workers(workers: int, dialect: str) -> None:
 def app() -> FastAPI:
     """One worker's app (uvicorn's factory), built from :class:`ServeSettings` in the environment."""
     from tierwise.chat import terminal
-    from tierwise.providers import OpenAICompatProvider
     from tierwise.server import create_app
     from tierwise.store import Store
 
     settings = ServeSettings.from_env()
     store = Store.open(settings.db)
-    provider = terminal.make_provider(settings.model)
-    if settings.cache_hints is not None and isinstance(provider, OpenAICompatProvider):
-        provider.cache_hints = settings.cache_hints
+    provider = terminal.make_provider(settings.model, cache_hints=settings.cache_hints)
     engine = terminal.make_engine(
         store, provider, window=settings.budget, summary_model=settings.summary_model
     )
