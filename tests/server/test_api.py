@@ -205,19 +205,23 @@ def test_startup_warms_the_tokenizer_and_tunes_the_collector_only_when_asked(tun
 
     from starlette.testclient import TestClient
 
-    from tierwise.server.app import SERVING_GC_THRESHOLDS
+    import sys
+
+    from tierwise.server.app import SERVING_GC_THRESHOLDS, SERVING_SWITCH_INTERVAL_S
 
     store = Store.open("sqlite://")
     engine = ChatEngine(store, ScriptedModel(), budget=Budget(window=4_000, reserve=500))
-    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
+    before, thresholds, switch = gc.get_freeze_count(), gc.get_threshold(), sys.getswitchinterval()
     try:
         with TestClient(create_app(store, engine, tune_gc=tune)) as client:  # runs the lifespan
             assert client.get("/api/health").status_code == 200
             assert (gc.get_freeze_count() > before) is tune
             assert (gc.get_threshold() == SERVING_GC_THRESHOLDS) is tune
+            assert (sys.getswitchinterval() == SERVING_SWITCH_INTERVAL_S) is tune
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
+        sys.setswitchinterval(switch)
         store.close()
 
 

@@ -15,7 +15,8 @@ from tierwise.providers.base import ModelResponse, TextDelta, Usage
 from tierwise.providers.errors import ProviderError
 from tierwise.providers.testing import Script, ScriptedModel
 from tierwise.server import create_app
-from tierwise.server.openai_sessions import Sessions, Spent, Turn
+from tierwise.server.openai_sessions import Sessions, Turn
+from tierwise.server.spent import Spent
 from tierwise.server.threaded import serve_in_thread
 from tierwise.store import Store
 

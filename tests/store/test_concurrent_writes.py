@@ -108,3 +108,78 @@ def test_many_segments_are_written_in_slices(tmp_path: Path) -> None:
     memory.add({"role": "user", "content": "And now?"})  # a few segments or none: one commit, as before
     assert len(commits) == 1
     store.close()
+
+
+def test_a_long_staged_history_is_stored_in_slices_and_other_writes_get_in_between(tmp_path: Path) -> None:
+    store = Store.open(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    user = store.create_user("ada").id
+    chat, other = store.create_chat(user).id, store.create_chat(user).id
+    memory = ChatMemory(store, user, chat, Memory())
+    said = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"note {i}"} for i in range(5_001)]
+    memory.stage(said)
+    commits: list[int] = []
+    order: list[str] = []
+    sliced, written = threading.Event(), threading.Event()
+
+    def on_commit(connection: object) -> None:
+        commits.append(1)
+        if len(commits) == 1:  # the first slice is in: another client writes now
+            sliced.set()
+            written.wait(5)  # … and is first in line for the writer lock when this commit ends
+
+    sa.event.listen(store.engine, "commit", on_commit)
+
+    def small_write() -> None:
+        sliced.wait(10)
+        threading.Timer(0.2, written.set).start()  # queued at the gate by then
+        store.add_message(user, other, {"role": "user", "content": "Hello?"}, token_count=3)
+        order.append(f"small after {store.get_chat(user, chat).message_count}")
+
+    thread = threading.Thread(target=small_write)
+    thread.start()
+    memory.store_staged(per_commit=1_000)  # a commit per 1,000 while more than 1,000 wait
+    thread.join(10)
+    assert order == ["small after 1000"]  # next in line when the first slice ends (was: polling, by luck)
+    assert store.get_chat(user, chat).message_count == 5_000  # a prefix: the rest goes with what it changed
+    memory.flush()
+    assert [m.content for m in store.list_messages(user, chat)] == [m["content"] for m in said]
+    store.close()
+
+
+def test_the_write_gate_hands_over_in_order() -> None:
+    from tierwise.store._base import WriteGate
+
+    gate = WriteGate(timeout_s=5)
+    gate.acquire()
+    got: list[str] = []
+
+    def writer(name: str) -> None:
+        gate.acquire()
+        got.append(name)
+        gate.release()
+
+    threads = []
+    for name in ("first", "second"):
+        threads.append(threading.Thread(target=writer, args=(name,)))
+        threads[-1].start()
+        time.sleep(0.1)  # queued in this order
+    gate.release()
+    gate.acquire()  # the releasing writer at once again: behind the two already waiting
+    got.append("again")
+    gate.release()
+    for thread in threads:
+        thread.join(5)
+    assert got == ["first", "second", "again"]
+
+
+def test_a_writer_that_waits_too_long_at_the_gate_gets_a_clear_error() -> None:
+    from tierwise.store._base import WriteGate
+    from tierwise.store.errors import StoreError
+
+    gate = WriteGate(timeout_s=0.1)
+    gate.acquire()
+    with pytest.raises(StoreError, match="busy"):
+        gate.acquire()
+    gate.release()
+    gate.acquire()  # the one that gave up is not in the queue any more
+    gate.release()

@@ -51,7 +51,7 @@ from tierwise.budget import Budget
 from tierwise.chat.engine import ChatEngine
 from tierwise.providers.base import Done, Event, ModelRequest, Provider, TextDelta, Usage
 from tierwise.server import create_app
-from tierwise.server.app import tune_gc_for_serving
+from tierwise.server.app import tune_for_serving
 from tierwise.server.threaded import serve_in_thread
 from tierwise.store import Store
 
@@ -343,7 +343,7 @@ def _measure(
 ) -> dict[str, Any]:
     clock = ServerClock(app)
     with serve_in_thread(clock) as base:
-        tune_gc_for_serving()  # as `tierwise serve` does once started (for both servers alike)
+        tune_for_serving()  # as `tierwise serve` does once started (for both servers alike)
         cpu = time.process_time()
         spread = upstream.pace.stream_ms / 1000
         done, elapsed, window = pool.submit(_load, base, clients, requests, seconds, spread, hostile).result()

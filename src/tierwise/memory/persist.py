@@ -25,7 +25,7 @@ sent again by the client with its next request.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -41,10 +41,23 @@ from tierwise.packing.prefix import shared_prefix
 from tierwise.packing.report import Pack
 from tierwise.store import Audit, Store, StoredMessage
 
-__all__ = ["SEGMENTS_PER_COMMIT", "ChatMemory", "StaleMemory", "StoreBlobs", "record_pack"]
+__all__ = [
+    "MESSAGES_PER_COMMIT",
+    "SEGMENTS_PER_COMMIT",
+    "ChatMemory",
+    "StaleMemory",
+    "StoreBlobs",
+    "record_pack",
+]
 
 SEGMENTS_PER_COMMIT = 50
 """Closed segments written per commit when there are more (~50 ms of a write transaction on SQLite)."""
+
+MESSAGES_PER_COMMIT = 2_000
+"""Staged messages stored per commit when there are more (~60 ms of a write transaction on SQLite).
+
+SQLite has one writer: a 100,001-message history stored in one commit held every other chat's
+writes for 2.9 s; in slices, they wait for one slice at most (the store's writers take turns)."""
 
 
 class _Staged(NamedTuple):
@@ -211,10 +224,31 @@ class ChatMemory:
         One commit, unless more than :data:`SEGMENTS_PER_COMMIT` segments are to be written: then the
         messages first, the segments in slices (:meth:`save_segments`), then the rest.
         """
+        self.store_staged()
         self.save_segments(beyond=SEGMENTS_PER_COMMIT)
         with self.store.batch(savepoints=False):
             self._store_staged()
             self._sync()
+
+    def store_staged(
+        self, per_commit: int = MESSAGES_PER_COMMIT, *, first: Callable[[], object] | None = None
+    ) -> bool:
+        """Store a long staged history ``per_commit`` messages a commit, all but the last slice; whether any.
+
+        The last (up to ``per_commit``) are left for the write that stores what they changed, so
+        the chat is consistent at every commit: a prefix of its messages, then the rest. ``first``
+        runs in the first commit (a new chat's row). Call it outside a
+        :meth:`~tierwise.store.Store.batch` (inside one, everything joins that batch's commit).
+        """
+        if len(self._staged) <= per_commit:
+            return False
+        while len(self._staged) > per_commit:
+            with self.store.batch(savepoints=False):
+                if first is not None:
+                    first()
+                    first = None
+                self._store_staged(limit=per_commit)
+        return True
 
     def save_segments(self, per_commit: int = SEGMENTS_PER_COMMIT, *, beyond: int = 0) -> int:
         """Write the closed segments not stored yet, ``per_commit`` in each commit; how many.
@@ -235,10 +269,11 @@ class ChatMemory:
                     self._save_segment(seg)
         return len(pending)
 
-    def _store_staged(self, then: _Staged | None = None) -> list[StoredMessage]:
+    def _store_staged(self, then: _Staged | None = None, *, limit: int | None = None) -> list[StoredMessage]:
         """Store the staged messages at the positions memory gave them (``then`` after them).
 
-        ``then`` is a message not remembered yet (:meth:`add`'s).
+        ``then`` is a message not remembered yet (:meth:`add`'s); ``limit``: only the first this many
+        (without ``then``).
 
         Raises:
             StaleMemory: the chat was written to meanwhile (by another process, say), so the
@@ -248,7 +283,10 @@ class ChatMemory:
         if not self._staged:
             return []
         first = len(self.memory.turns) - len(self._staged)
-        rows = [*self._staged, then] if then is not None else self._staged
+        if limit is not None:
+            rows, rest = self._staged[:limit], self._staged[limit:]
+        else:
+            rows, rest = ([*self._staged, then] if then is not None else self._staged), []
         stored = self.store.add_messages(
             self.user_id,
             self.chat_id,
@@ -257,7 +295,7 @@ class ChatMemory:
             at=[row.at for row in rows],
             metadata=[row.metadata for row in rows],
         )
-        self._staged = []  # stored, or lost to another writer (the client sends them again)
+        self._staged = rest  # stored, or lost to another writer (the client sends them again)
         if stored[0].seq != first:
             raise StaleMemory(self.chat_id, first, stored[0].seq)
         return stored

@@ -78,6 +78,7 @@ from tierwise.server.openai_errors import (
     openai_error,
     validation_error,
 )
+from tierwise.server.openai_history import session_key
 from tierwise.server.openai_params import (
     BadRequest,
     ChatCompletionRequest,
@@ -88,7 +89,8 @@ from tierwise.server.openai_params import (
     parse_body,
     read_body,
 )
-from tierwise.server.openai_sessions import Sessions, Spent, Turn, session_key, spent_of
+from tierwise.server.openai_sessions import Sessions, Turn
+from tierwise.server.spent import Spent, spent_of
 from tierwise.store.checks import check_json
 
 __all__ = ["ChatCompletionRequest", "openai_error", "router", "session_header"]

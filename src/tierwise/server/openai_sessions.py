@@ -1,7 +1,8 @@
 """Sessions of the OpenAI-compatible endpoint: which chat a request continues, what it stores, and when.
 
 An OpenAI client sends its whole conversation on every request. tierwise keeps it as a chat of the
-request's user (``context_type="api"``) and, per request:
+request's user (``context_type="api"``; its memory is the chat engine's, one object whether the web
+UI or the endpoint touches it) and, per request:
 
 1. **finds the chat** — the session's chat id is remembered in the process and its memory held by
    the chat engine, so a known session costs no store read (a chat changed or deleted behind the
@@ -19,7 +20,7 @@ request's user (``context_type="api"``) and, per request:
    that closed, in a worker thread (:meth:`Sessions.summaries`), then runs memory upkeep (in pieces,
    the loop serving other requests between them) and stores the staged messages with the pack's
    audit and snapshot (:meth:`Sessions.settle`; a closed segment or a long history first, in a piece
-   of its own);
+   of its own, a long history 2,000 messages a commit so other chats' writes need not wait for it);
 5. at ``[DONE]`` **remembers the answer** (:meth:`Sessions.answered`: the session's next request
    packs with it) and stores it with the turn's usage and spend 20 ms later, off every client's
    path (:meth:`Sessions.end`). Only with a cost guard does the next request wait for that write
@@ -37,9 +38,6 @@ the answer, its usage and spend are stored *before* ``[DONE]``, so whichever pro
 request reaches finds it (and a cost guard sees its spend). Two requests of one session at the same
 time on two processes are not serialised: the second to write finds the chat moved on
 (:class:`StaleMemory`), stores nothing, and the client's next request carries its messages.
-
-The chat memory is the chat engine's (:meth:`ChatEngine.chat_memory`), so a session's chat is one
-object whether the web UI or the endpoint touches it, and is kept between requests.
 """
 
 from __future__ import annotations
@@ -64,24 +62,13 @@ from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
 from tierwise.server.openai_history import diverged as _diverged
-from tierwise.server.openai_history import entity_id, session_key, text_of
-from tierwise.server.spent import Spent, spent_of
+from tierwise.server.openai_history import entity_id
+from tierwise.server.spent import Spent
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import new_id, utcnow
 from tierwise.summarize.llm import LLMSummarizer
 
-__all__ = [
-    "CONTEXT_TYPE",
-    "RETIRED_CONTEXT_TYPE",
-    "Prepared",
-    "Sessions",
-    "Spent",
-    "Turn",
-    "entity_id",
-    "session_key",
-    "spent_of",
-    "text_of",
-]
+__all__ = ["CONTEXT_TYPE", "HEAVY_MESSAGES", "RETIRED_CONTEXT_TYPE", "Prepared", "Sessions", "Turn"]
 
 log = logging.getLogger(__name__)
 
@@ -478,10 +465,21 @@ class Sessions:
             prepared.kept_up = True
             chat.memory.maintain()
         if upto == "messages" and not prepared.recorded:
+            self._store_long(chat)
             self._write_chat(chat, chat.flush)
         elif upto == "record" and not prepared.recorded:
             self._write_chat(chat, partial(chat.record, prepared.pack, prepared.compaction))
             prepared.recorded = True
+
+    def _store_long(self, chat: ChatMemory) -> None:
+        """A long staged history stored in slices (the new chat's row with the first), outside any batch."""
+        slot = (chat.user_id, chat.chat_id)
+        with self._guard:
+            creating = self._creating.get(slot)
+        create = None if creating is None else partial(self.store.create_chat, chat.user_id, **creating)
+        if chat.store_staged(first=create) and creating is not None:
+            with self._guard:
+                self._creating.pop(slot, None)
 
     def _write_chat(self, chat: ChatMemory, write: Callable[[], None]) -> None:
         """``write`` in one commit, with the chat's row first if it is a new session's not stored yet."""
@@ -515,6 +513,7 @@ class Sessions:
             if prepared.lost:
                 return
             if response is None or spent is None:
+                self._store_long(prepared.memory)
                 with self.store.batch(savepoints=False):
                     self._settle(prepared)
                     prepared.memory.flush()
@@ -558,6 +557,7 @@ class Sessions:
         }
         checksum = prepared.pack.report.checksum
         try:
+            self._store_long(chat)
             with store.batch(savepoints=False):
                 self._settle(prepared)  # what of it has not run yet
                 if prepared.answered:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,11 +16,62 @@ from sqlalchemy.orm import Session, sessionmaker
 from tierwise.store import models
 from tierwise.store.checkpoint import Checkpointer
 from tierwise.store.engine import WRITE
-from tierwise.store.errors import NotFoundError
+from tierwise.store.errors import NotFoundError, StoreError
 
 # What prepared Core statements in several parts of the store share: a chat's messages, by user and chat.
 MESSAGES: sa.Table = models.ChatMessage.__table__  # type: ignore[assignment]
 OWN_MESSAGES = (MESSAGES.c.user_id == sa.bindparam("b_user"), MESSAGES.c.chat_id == sa.bindparam("b_chat"))
+
+
+class WriteGate:
+    """The SQLite writers of one process, one at a time, in the order they came (a ticket lock).
+
+    SQLite has one writer per database. Without a gate, a thread that wants to write while another
+    holds the lock polls for it in SQLite's busy handler, sleeping up to 100 ms between tries, and a
+    writer that commits and writes again at once (a long history stored in slices) usually wins the
+    race again: the others starve. Through the gate, each waiting writer is handed the lock when
+    the one before it commits, in turn.
+
+    Example:
+        >>> gate = WriteGate()
+        >>> gate.acquire(); gate.release()
+    """
+
+    def __init__(self, timeout_s: float = 30.0) -> None:
+        self.timeout_s = timeout_s
+        self._mutex = threading.Lock()
+        self._held = False
+        self._waiting: deque[threading.Lock] = deque()
+
+    def acquire(self) -> None:
+        """Wait for the turn to write (``timeout_s`` at most).
+
+        Raises:
+            StoreError: the gate was not handed over within ``timeout_s`` (a writer holds it too long).
+        """
+        with self._mutex:
+            if not self._held:
+                self._held = True
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiting.append(turn)
+        if turn.acquire(timeout=self.timeout_s):
+            return  # handed over by release(): the gate stayed held
+        with self._mutex:
+            try:
+                self._waiting.remove(turn)
+            except ValueError:  # handed over just now after all
+                return
+        raise StoreError(f"the database stayed busy for {self.timeout_s:g} s; try again")
+
+    def release(self) -> None:
+        """Hand the gate to the writer waiting longest, or open it."""
+        with self._mutex:
+            if self._waiting:
+                self._waiting.popleft().release()
+            else:
+                self._held = False
 
 
 class StoreBase:
@@ -27,6 +79,8 @@ class StoreBase:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        # SQLite: this process's writers queue here rather than in SQLite's busy handler.
+        self._gate = WriteGate() if engine.dialect.name == "sqlite" else None
         self._reader = sessionmaker(bind=engine, expire_on_commit=False)
         self._writer = sessionmaker(bind=engine.execution_options(**{WRITE: True}), expire_on_commit=False)
         self._batch = threading.local()  # the open batch transaction of this thread, if any
@@ -55,6 +109,8 @@ class StoreBase:
         if getattr(self._batch, "open", False):
             current: Session | None = self._batch.session
             if current is None:  # the batch's first write opens its transaction
+                self._enter_gate()
+                self._batch.gated = self._gate is not None
                 current = self._batch.session = self._writer()
                 current.begin()
             if not self._batch.savepoints:
@@ -63,8 +119,20 @@ class StoreBase:
             with current.begin_nested():  # a savepoint: a failed call leaves the batch usable
                 yield current
             return
-        with self._writer() as session, session.begin():
-            yield session
+        self._enter_gate()
+        try:
+            with self._writer() as session, session.begin():
+                yield session
+        finally:
+            self._leave_gate()
+
+    def _enter_gate(self) -> None:
+        if self._gate is not None:
+            self._gate.acquire()
+
+    def _leave_gate(self) -> None:
+        if self._gate is not None:
+            self._gate.release()
 
     @contextmanager
     def session(self, *, write: bool = False) -> Iterator[Session]:
@@ -100,6 +168,7 @@ class StoreBase:
             yield
             return
         self._batch.open, self._batch.session, self._batch.savepoints = True, None, savepoints
+        self._batch.gated = False
         try:
             yield
         except BaseException:
@@ -114,8 +183,13 @@ class StoreBase:
         finally:
             session = self._batch.session
             self._batch.open, self._batch.session = False, None
-            if session is not None:
-                session.close()
+            try:
+                if session is not None:
+                    session.close()
+            finally:
+                if self._batch.gated:
+                    self._batch.gated = False
+                    self._leave_gate()
 
     def _insert(self, table: type[models.Base]) -> Any:
         """The dialect's ``INSERT`` (with ``ON CONFLICT``) for ``table``."""
