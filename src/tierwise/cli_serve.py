@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,7 +13,7 @@ from tierwise.errors import UserError
 if TYPE_CHECKING:
     from tierwise.store import Store
 
-__all__ = ["require_key_from_env", "serve_command"]
+__all__ = ["log_config", "require_key_from_env", "serve_command"]
 
 _YES, _NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 
@@ -36,6 +36,45 @@ def require_key_from_env() -> bool:
         f"TIERWISE_REQUIRE_KEY={raw!r} is not on or off; set it to 1 (or true) to require API keys, "
         "0 (or false) or unset for local mode"
     )
+
+
+def log_config(access_log: bool = True) -> dict[str, Any]:
+    """The logging of ``serve`` (uvicorn's): warnings and errors on stderr, one line per request on stdout.
+
+    The request line is uvicorn's access log: time, client, method, path, protocol and status, e.g.
+    ``06:51:02 127.0.0.1:53122 "GET /api/chats HTTP/1.1" 200`` (a streamed answer is logged when it
+    starts). ``access_log=False`` (``serve --quiet``) leaves only the warnings.
+    """
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {
+            "default": {"()": "uvicorn.logging.DefaultFormatter", "fmt": "%(levelprefix)s %(message)s"},
+            "access": {
+                "()": "uvicorn.logging.AccessFormatter",
+                "fmt": '%(asctime)s %(client_addr)s "%(request_line)s" %(status_code)s',
+                "datefmt": "%H:%M:%S",
+                "use_colors": False,
+            },
+        },
+        "handlers": {
+            "default": {
+                "formatter": "default",
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+            },
+            "access": {"formatter": "access", "class": "logging.StreamHandler", "stream": "ext://sys.stdout"},
+        },
+        "loggers": {
+            "uvicorn": {"handlers": ["default"], "level": "WARNING", "propagate": False},
+            "uvicorn.error": {"level": "WARNING"},
+            "uvicorn.access": {
+                "handlers": ["access"],
+                "level": "INFO" if access_log else "WARNING",
+                "propagate": False,
+            },
+        },
+    }
 
 
 def serve_command(
@@ -61,6 +100,9 @@ def serve_command(
         int,
         typer.Option(metavar="N", help="Processes serving requests (more than 1 needs PostgreSQL).", min=1),
     ] = 1,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No request log (one line per request otherwise).")
+    ] = False,
 ) -> None:
     """Run the web chat and the HTTP API; on loopback without --require-key, for the local user."""
     import ipaddress
@@ -99,9 +141,16 @@ def serve_command(
     if loaded:
         typer.echo(loaded)
     if workers > 1:
-        _serve_workers(store, workers, host, port, model, budget, cache_hints, summary_model, require_key)
+        _serve_workers(
+            store, workers, host, port, model, budget, cache_hints, summary_model, require_key, quiet
+        )
         return
-    typer.echo(f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs); Ctrl-C stops it")
+    from tierwise.server.web import service_info
+
+    typer.echo(
+        f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs), answered by "
+        f"{service_info(engine, require_key=require_key)['label']}; Ctrl-C stops it"
+    )
     try:
         service = create_app(
             store,
@@ -112,7 +161,7 @@ def serve_command(
             tune_gc=True,
             hosts=[host, "127.0.0.1", "localhost", "::1"] if loopback else None,
         )
-        uvicorn.run(service, host=host, port=port, log_level="warning")
+        uvicorn.run(service, host=host, port=port, log_config=log_config(not quiet), log_level=None)
     finally:
         store.close()
 
@@ -127,6 +176,7 @@ def _serve_workers(
     cache_hints: bool | None,
     summary_model: str | None,
     require_key: bool,
+    quiet: bool = False,
 ) -> None:
     """``serve --workers N``: N uvicorn processes, each building its app (:mod:`tierwise.server.workers`)."""
     import os
@@ -166,5 +216,6 @@ def _serve_workers(
         workers=workers,
         host=host,
         port=port,
-        log_level="warning",
+        log_config=log_config(not quiet),
+        log_level=None,
     )

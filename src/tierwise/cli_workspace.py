@@ -46,11 +46,18 @@ def sample_command(
 ) -> None:
     """Load the deterministic sample workspace (projects, tasks, notes, brain dumps, two weeks of events)."""
     from tierwise.cli import _fail
-    from tierwise.workspace.sample import generate_workspace
+    from tierwise.workspace.sample import WorkspaceInUse, generate_workspace
 
     store, user_id = _open(db, user)
     try:
         summary = generate_workspace(store, user_id, scale=scale, seed=seed)
+    except WorkspaceInUse:
+        same = "".join(f" {flag} {value}" for flag, value in (("--user", user), ("--db", db)) if value)
+        raise _fail(
+            f"the workspace of user {user_id!r} is not empty, and the sample loads only into an empty one: "
+            f"run `tierwise workspace clear --yes{same}` first (it deletes the projects, tasks, notes, brain "
+            f"dumps and events; chats are kept), then `tierwise workspace sample{same}`"
+        ) from None
     except UserError as exc:
         raise _fail(str(exc)) from None
     finally:

@@ -417,3 +417,19 @@ def test_ctrl_c_on_a_real_terminal(tmp_path: Path) -> None:
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_housekeeping_calls_are_named_for_what_they_did_never_by_hash() -> None:
+    from tierwise.chat.terminal import housekeeping_label, tool_start_line
+
+    sha = "7462eddc93a59a26459cf782c2e260adec58130b926fa99ebc068bd276aaf59a"
+    opened = tool_start_line(ToolCallStart("c1", "open_blob", f'{{"sha256": "{sha}", "start": 6000}}', 1))
+    assert opened == "→ read a stored tool result in full (bytes 6,000–end)"
+    assert sha[:8] not in opened
+    recalled = ToolCallStart("c2", "recall_segments", '{"ids": ["S12", "S3"], "form": "full"}', 1)
+    assert tool_start_line(recalled) == "→ recalled S12, S3 (full)"
+    assert housekeeping_label("recall_segments", '{"ids": "S4; S5"}') == "recalled S4, S5 (summary)"
+    decided = housekeeping_label("record_decision", {"decision": "Venue: Lisbon"})
+    assert decided == "noted a decision: Venue: Lisbon"
+    assert housekeeping_label("update_narrative", "not json") == "updated the conversation's narrative"
+    assert housekeeping_label("list_tasks", "{}") is None

@@ -192,7 +192,8 @@ def test_the_web_ui_is_served(api: Api) -> None:
         async with api.client() as c:
             page = await c.get("/")
             assert page.status_code == 200 and "/static/app.js" in page.text
-            script = await c.get("/static/app.js")
+            assert (await c.get("/static/app.js")).status_code == 200
+            script = await c.get("/static/dashboard.js")  # app.js imports it (ES modules)
             assert script.status_code == 200 and "/api/context/status" in script.text
             assert (await c.get("/static/missing.js")).status_code == 404
 
@@ -202,10 +203,9 @@ def test_the_web_ui_is_served(api: Api) -> None:
 @pytest.mark.parametrize("tune", [False, True])
 def test_startup_warms_the_tokenizer_and_tunes_the_collector_only_when_asked(tune: bool) -> None:
     import gc
+    import sys
 
     from starlette.testclient import TestClient
-
-    import sys
 
     from tierwise.server.app import SERVING_GC_THRESHOLDS, SERVING_SWITCH_INTERVAL_S
 

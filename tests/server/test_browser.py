@@ -178,6 +178,8 @@ def test_tierwise_serve_chats_with_the_offline_assistant(browser: Any, tmp_path:
                 time.sleep(0.2)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(f"http://127.0.0.1:{port}/")
+        page.locator("#model", has_text="offline assistant").wait_for()  # who answers, in the header
+        page.locator("#messages li.empty .examples button").first.wait_for()
         page.get_by_label("Message").fill("What are my high priority tasks for the Q4 launch?")
         page.keyboard.press("Enter")
         page.locator("#messages li.tool", has_text="list_tasks").wait_for(timeout=15_000)
@@ -195,9 +197,19 @@ def test_tierwise_serve_chats_with_the_offline_assistant(browser: Any, tmp_path:
         cached = page.locator("#usage dd", has_text="of prompt tokens")
         cached.wait_for(timeout=15_000)
         assert "%" in cached.inner_text() and "expected" not in cached.inner_text()
+        # what it cannot do offline gets its labelled reply, never a misrouted tool call
+        tools_before = page.locator("#messages li.tool").count()
+        page.get_by_label("Message").fill("write me a haiku about my tasks")
+        page.keyboard.press("Enter")
+        page.locator("#messages li.assistant strong", has_text="I can't do that offline.").wait_for(
+            timeout=15_000
+        )
+        assert page.locator("#messages li.tool").count() == tools_before
+        _shot(page, "offline-cannot")
     finally:
         child.terminate()
-        child.communicate(timeout=10)
+        out, _ = child.communicate(timeout=10)
+    assert '"GET / HTTP/1.1" 200' in out  # serve's request log
 
 
 @pytest.fixture
@@ -311,6 +323,7 @@ def test_chat_on_a_project_rename_delete_and_usage(
 
     phone = browser.new_page(viewport={"width": 390, "height": 844})
     phone.goto(url)
+    phone.get_by_role("button", name="☰ Chats").click()  # on a phone the chat list is a drawer
     phone.get_by_role("button", name="New chat on a project or task").click()
     phone.locator("#picker-list button", has_text="Offsite 2026").wait_for()
     _shot(phone, "phone-picker")

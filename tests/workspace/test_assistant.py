@@ -151,8 +151,10 @@ def test_seed_dialogue(world: World) -> None:
     assert "Q4 Product Launch" in text and "Marathon Training" in text and "Old Website" not in text
 
     calls, text = world.turn(chat, "I want to work on the Q4 launch project")
-    assert _names(calls) == ["get_project_details"]
-    assert _args(calls[0]) == {"project_id": world.ids["q4"], "include_tasks": True}
+    # the details without every task, then the top open ones: no result too large to read whole
+    assert _names(calls) == ["get_project_details", "list_tasks"]
+    assert _args(calls[0]) == {"project_id": world.ids["q4"]}
+    assert _args(calls[1]) == {"project_id": world.ids["q4"], "sort_by": "priority", "limit": 5}
     assert text.startswith("**Q4 Product Launch** · active") and "Top open tasks" in text
     recorded = [c.tool_name for c in world.store.list_tool_calls(world.user, chat)]
     assert recorded.count("get_task_details") == 1  # never a detail call per listed item
@@ -280,6 +282,22 @@ def test_unknown_request_is_honest(world: World) -> None:
     assert "offline assistant" in text and "TIERWISE_BASE_URL" in text and "TIERWISE_MODEL" in text
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "write me a haiku about my tasks",
+        "Write a short poem about the Q4 launch project",
+        "tell me a joke about my projects",
+        "translate my notes about the launch into French",
+        "please draft an email to the team about the launch tasks",
+    ],
+)
+def test_requests_it_cannot_do_get_the_offline_reply_not_a_tool_call(world: World, message: str) -> None:
+    calls, text = world.turn(world.chat(), message)
+    assert calls == []  # before: a project search or a task list for the words "tasks", "projects"
+    assert text.startswith("**I can't do that offline.**") and "TIERWISE_BASE_URL" in text
+
+
 def test_greeting(world: World) -> None:
     calls, text = world.turn(world.chat(), "hi")
     assert calls == [] and "offline assistant" in text and "list tasks" in text
@@ -308,6 +326,11 @@ def test_sample_workspace_dialogue() -> None:
     calls, text = world.turn(chat, "I want to work on the Q4 launch project")
     assert "get_project_details" in _names(calls) and "Q4 Product Launch" in text
     assert "get_task_details" not in _names(calls)
+    # a big project (38 tasks): its details are never read back from a stored blob, chunk by chunk
+    assert "open_blob" not in _names(calls), _names(calls)
+    assert "Top open tasks:" in text and "[high] Design API documentation portal" in text
+    calls, text = world.turn(chat, "write me a haiku about my tasks")
+    assert calls == [] and text.startswith("**I can't do that offline.**")
     store.close()
 
 

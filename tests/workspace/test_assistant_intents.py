@@ -166,6 +166,10 @@ CASES = [
     _case("", "help"),
     _case("what's the weather like", "unknown"),
     _case("write me a poem about Lisbon", "unknown"),
+    _case("write me a haiku about my tasks", "unknown"),
+    _case("tell me a joke about my projects", "unknown"),
+    _case("rewrite my notes about the launch", "unknown"),
+    _case("add a task: write a poem for Mum", "create_task", title="Write a poem for Mum"),
 ]
 
 

@@ -24,6 +24,8 @@ def test_sample_export_import_clear(tmp_path: Path) -> None:
     assert code == 0 and "loaded:" in out and "projects" in out
     code, out = _run("workspace", "sample", "--db", db)
     assert code == 2 and out.startswith("error: ")
+    # the fix is a command, not a Python function
+    assert f"tierwise workspace clear --yes --db {db}" in out and "clear_workspace(" not in out
     ics = tmp_path / "cal.ics"
     code, _ = _run("workspace", "export-ics", "--db", db, "--out", str(ics))
     assert code == 0 and ics.read_bytes().startswith(b"BEGIN:VCALENDAR")

@@ -50,6 +50,7 @@ __all__ = [
     "LOCAL_USER",
     "chat_loop",
     "history_lines",
+    "housekeeping_label",
     "local_user",
     "make_engine",
     "make_provider",
@@ -157,14 +158,55 @@ def _arguments(arguments: str) -> str:
     return _abbreviate(pairs, _ARGS_CHARS)
 
 
+def housekeeping_label(name: str, arguments: str | dict[str, Any]) -> str | None:
+    """What a housekeeping call (:mod:`tierwise.chat.housekeeping`) did, in words; ``None`` for other tools.
+
+    The web chat words them the same way (``static/transcript.js``): never a blob's hash.
+
+    Example:
+        >>> housekeeping_label("recall_segments", '{"ids": ["S12"], "form": "summary"}')
+        'recalled S12 (summary)'
+        >>> housekeeping_label("open_blob", {"sha256": "ab" * 32, "start": 0, "end": 6000})
+        'read a stored tool result in full (bytes 0–6,000)'
+        >>> housekeeping_label("list_tasks", "{}") is None
+        True
+    """
+    if isinstance(arguments, str):
+        try:
+            parsed: Any = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            parsed = {}
+    else:
+        parsed = arguments
+    args: dict[str, Any] = parsed if isinstance(parsed, dict) else {}
+    if name == "recall_segments":
+        raw = args.get("ids")
+        listed = raw if isinstance(raw, list) else str(raw or "").replace(";", ",").split(",")
+        ids = ", ".join(str(i).strip() for i in listed if str(i).strip())
+        return f"recalled {ids or 'earlier segments'} ({args.get('form') or 'summary'})"
+    if name == "open_blob":
+        start, end = args.get("start"), args.get("end")
+        span = ""
+        if start is not None or end is not None:
+            span = f" (bytes {start or 0:,}–{f'{end:,}' if isinstance(end, int) else 'end'})"
+        return f"read a stored tool result in full{span}"
+    if name == "update_narrative":
+        return "updated the conversation's narrative"
+    if name == "record_decision":
+        decision = args.get("decision")
+        return "noted a decision" + (f": {_abbreviate(str(decision), _ARGS_CHARS)}" if decision else "")
+    return None
+
+
 def tool_start_line(event: ToolCallStart) -> str:
-    """``→ name(key=value, …)``.
+    """``→ name(key=value, …)``, or for a housekeeping call what it does (``→ recalled S3 (summary)``).
 
     Example:
         >>> tool_start_line(ToolCallStart("c1", "list_tasks", '{"project": "Launch", "limit": 2}', 1))
         '→ list_tasks(project="Launch", limit=2)'
     """
-    return f"→ {event.name}({_arguments(event.arguments)})"
+    label = housekeeping_label(event.name, event.arguments)
+    return f"→ {label}" if label else f"→ {event.name}({_arguments(event.arguments)})"
 
 
 def tool_complete_line(event: ToolCallComplete) -> str:
@@ -203,6 +245,11 @@ def usage_line(event: UsageEvent) -> str:
     return " · ".join(parts)
 
 
+def _call_line(name: str, arguments: str) -> str:
+    label = housekeeping_label(name, arguments)
+    return f"→ {label}" if label else f"→ {name}({_arguments(arguments)})"
+
+
 def _message_line(stored: StoredMessage) -> str:
     """One stored message, abbreviated, for the recap of a resumed chat."""
     message = stored.message
@@ -212,7 +259,7 @@ def _message_line(stored: StoredMessage) -> str:
     if role == "tool":
         return f"  {message.get('name') or 'tool'} ← {_abbreviate(content, _LINE_CHARS - 8)}"
     calls = [c.get("function", {}) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
-    called = ", ".join(f"→ {c.get('name')}({_arguments(str(c.get('arguments') or ''))})" for c in calls)
+    called = ", ".join(_call_line(str(c.get("name")), str(c.get("arguments") or "")) for c in calls)
     said = _abbreviate(content, _LINE_CHARS) if content else ""
     stopped = " (stopped)" if stored.metadata.get("stopped") else ""
     return f"{role} › " + " ".join(x for x in (said, called) if x) + stopped

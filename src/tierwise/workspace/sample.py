@@ -49,12 +49,16 @@ from tierwise.workspace.sample_text import (
 if TYPE_CHECKING:
     from tierwise.store import Store
 
-__all__ = ["SampleSummary", "clear_workspace", "generate_workspace"]
+__all__ = ["SampleSummary", "WorkspaceInUse", "clear_workspace", "generate_workspace"]
 
 _BATCH = 2000
 _DURATIONS = (15, 25, 30, 45, 50, 60, 60, 90, 90, 120, 180, 240)
 _HOURS = (9, 10, 10, 11, 11, 14, 15, 16)  # mornings first: that is when Maya focuses
 _TABLES: tuple[type[Any], ...] = (UserProfile, Project, Phase, Task, Note, BrainDump, CalendarEvent)
+
+
+class WorkspaceInUse(InputError):
+    """The user already has workspace rows: the sample goes only into an empty workspace."""
 
 
 @dataclass(frozen=True)
@@ -446,7 +450,7 @@ def _refuse_if_used(store: Store, user_id: str) -> None:
         query = (sa.select(model.user_id).where(model.user_id == user_id).limit(1) for model in _TABLES)
         found = [model.__tablename__ for model, q in zip(_TABLES, query, strict=True) if session.scalar(q)]
     if found:
-        raise InputError(
+        raise WorkspaceInUse(
             f"user {user_id!r} already has workspace rows ({', '.join(found)}): use a new user, "
             "or call clear_workspace(store, user_id) first"
         )

@@ -1,51 +1,91 @@
 // tierwise web chat: chats (new, on a project or task, rename, delete), streamed turns (server-sent events
-// over fetch), stop, the context dashboard and usage. User text reaches the DOM as textContent or escaped.
-"use strict";
+// over fetch), stop, the API key when the server requires one, and the context dashboard (dashboard.js).
+// Model text reaches the DOM only through markdown() (escaped first); user text as textContent.
+
+import { api, ApiError, onUnauthorized, request, saveKey, storedKey } from "./api.js";
+import { clearDashboard, onDashboardError, refreshDashboard, refreshMonth, setStreaming } from "./dashboard.js";
+import { escapeHtml, markdown } from "./markdown.js";
+import { initPicker, openPicker } from "./picker.js";
+import { addAnswer, addMessage, addText, setToolLine, toolLine } from "./transcript.js";
 
 const $ = (id) => document.getElementById(id);
-const COLORS = ["#3d6f8e", "#7a9e7e", "#c9962b", "#8e5b7a", "#b5523b", "#5b7f8e", "#9a8b5b", "#6b6b9e", "#4f8a5b", "#aa7755"];
-const state = { chat: null, chats: [], controller: null, running: false, opening: null };
+const state = { chat: null, chats: [], controller: null, running: false, opening: null, info: null, started: false };
 const KINDS = { project: "Project", task: "Task", calendar: "Calendar", api: "API session", "api-superseded": "API session (replaced)" };
+// Requests the offline assistant answers from the sample workspace (and any model can).
+export const EXAMPLES = [
+  "What are my high priority tasks?",
+  "Show me my active projects",
+  "What's on my calendar this week?",
+  "Find my notes about the launch",
+];
 
-async function api(path, options = {}) {
-  const response = await fetch(path, { headers: { "content-type": "application/json" }, ...options });
-  if (response.status === 204) return null;
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(body.error || `request failed (${response.status})`);
-  return body;
+// --- notices: every failure is shown, none is silent ----------------------------------------------
+
+function notice(message) {
+  $("notice-text").textContent = message || "";
+  $("notice").hidden = !message;
 }
 
-function escapeHtml(text) {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+// A failure, shown: a 401 has already asked for a key (the key field says why), so it is not repeated.
+function report(error) {
+  if (!error || error.name === "AbortError" || (error instanceof ApiError && error.status === 401)) return;
+  notice(error.message || String(error));
 }
 
-// A small, safe markdown: paragraphs, bullet lists, **bold**, `code`; everything else is text.
-function markdown(text) {
-  const inline = (s) => escapeHtml(s).replace(/\*\*(.+?)\*\*/g, "<strong>$1</strong>").replace(/`([^`]+)`/g, "<code>$1</code>");
-  const out = [];
-  let list = false;
-  for (const line of text.split("\n")) {
-    const item = line.match(/^\s*[-*]\s+(.*)/);
-    if (item) {
-      if (!list) { out.push("<ul>"); list = true; }
-      out.push(`<li>${inline(item[1])}</li>`);
-      continue;
-    }
-    if (list) { out.push("</ul>"); list = false; }
-    if (line.trim()) out.push(`<p>${inline(line)}</p>`);
+window.addEventListener("unhandledrejection", (event) => report(event.reason));
+
+// --- the API key (serve --require-key) ------------------------------------------------------------
+
+function askKey(message) {
+  $("key-form").hidden = false;
+  $("key-status").textContent = message || "This server needs an API key. Create one with `tierwise keys create --user NAME`.";
+  $("key-input").value = "";
+  $("key-input").focus();
+  if (!state.started) {
+    $("messages").replaceChildren(element("li", "empty", "This server needs an API key: enter yours above to see your chats."));
   }
-  if (list) out.push("</ul>");
-  return out.join("");
 }
 
-function addMessage(kind, html) {
-  const li = document.createElement("li");
-  li.className = kind;
-  li.innerHTML = html;
-  $("messages").appendChild(li);
-  li.scrollIntoView({ block: "end" });
-  return li;
+onUnauthorized((error) => askKey(error.message));
+
+async function submitKey(event) {
+  event.preventDefault();
+  const key = $("key-input").value.trim();
+  if (!key) { $("key-status").textContent = "Paste a key first (tierwise keys create --user NAME prints one)."; return; }
+  saveKey(key);
+  try {
+    await api("/api/chats?limit=1");  // checks the key
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 401) $("key-status").textContent = error.message;
+    return;  // a 401 has asked again, with the server's reason
+  }
+  $("key-form").hidden = true;
+  notice("");
+  await start();
 }
+
+function forgetKey() {
+  saveKey("");
+  askKey("Key forgotten. Enter another to go on.");
+}
+
+// --- which model answers ------------------------------------------------------------------------
+
+async function loadInfo() {
+  try {
+    state.info = await api("/api/info");
+  } catch (error) {
+    notice(error.message);
+    return null;
+  }
+  const info = state.info;
+  $("model").textContent = info.offline ? `answers: ${info.label}` : `model: ${info.label}`;
+  $("model").title = info.offline ? "No model is configured: set TIERWISE_BASE_URL and TIERWISE_MODEL for a real one." : `Answers come from ${info.model}.`;
+  $("key-button").hidden = !info.requireKey;
+  return info;
+}
+
+// --- chats --------------------------------------------------------------------------------------
 
 // "Project · Q4 launch", "Task · Book the venue (Offsite)", "Calendar"; "" for a global chat.
 function contextLabel(context) {
@@ -63,8 +103,7 @@ function element(tag, className, text) {
   return node;
 }
 
-// Lists may come back out of order (a toggle while the first list loads): only the newest is shown,
-// and an older call resolves to it.
+// Lists may come back out of order (a toggle while the first list loads): only the newest is shown.
 let chatsAsked = 0;
 let newestChats = Promise.resolve([]);
 
@@ -88,7 +127,11 @@ async function fetchChats(asked) {
     if (where) a.append(element("span", "where", where));
     a.title = where ? `${chat.title} — ${where}` : chat.title;
     if (state.chat && chat.id === state.chat.id) a.setAttribute("aria-current", "true");
-    a.addEventListener("click", (event) => { event.preventDefault(); openChat(chat.id); });
+    a.addEventListener("click", (event) => {
+      event.preventDefault();
+      document.body.classList.remove("show-chats");
+      openChat(chat.id).catch(report);
+    });
     const li = element("li");
     li.append(a);
     return li;
@@ -100,7 +143,7 @@ async function fetchChats(asked) {
 // Back to the composer, unless the user has moved on meanwhile (renaming, confirming, picking).
 function focusInput() {
   const active = document.activeElement;
-  if ($("chat-head").contains(active) || $("picker").open) return;
+  if ($("chat-head").contains(active) || $("picker").open || !$("key-form").hidden) return;
   $("input").focus();
 }
 
@@ -126,21 +169,41 @@ function resetHead() {
   showError("");
 }
 
+// An empty conversation: what to do, and example prompts that send themselves.
+function emptyState(intro) {
+  const li = element("li", "empty");
+  li.append(element("p", null, intro));
+  const list = element("div", "examples");
+  list.setAttribute("aria-label", "Example prompts");
+  for (const prompt of EXAMPLES) {
+    const button = element("button", "example", prompt);
+    button.type = "button";
+    button.addEventListener("click", () => {
+      $("input").value = prompt;
+      $("composer").requestSubmit();
+    });
+    list.append(button);
+  }
+  li.append(list);
+  $("messages").replaceChildren(li);
+}
+
 async function openChat(id) {
-  state.chat = await api(`/api/chats/${id}`);
+  state.chat = await api(`/api/chats/${encodeURIComponent(id)}`);
   history.replaceState(null, "", `#${id}`);
   resetHead();
   renderHeader();
   $("messages").replaceChildren();
-  const { messages } = await api(`/api/chats/${id}/messages`);
+  const { messages } = await api(`/api/chats/${encodeURIComponent(id)}/messages`);
   for (const m of messages) {
-    if (m.role === "user") addMessage("user", escapeHtml(m.content || ""));
+    if (m.role === "user") addText("user", m.content || "");
     else if (m.role === "assistant") {
-      for (const call of m.tool_executions || []) toolLine(call.tool_name, call.success, call.duration_ms);
-      if (m.content) addMessage("assistant", markdown(m.content));
+      for (const call of m.tool_executions || []) toolLine(call.tool_name, call.arguments, call.success, call.duration_ms);
+      if (m.content) addAnswer(m.content);
     }
   }
-  await Promise.all([loadChats(), refreshDashboard()]);
+  if (!messages.length) emptyState("Ask anything about your tasks, projects, notes or calendar — or try one of these:");
+  await Promise.all([loadChats(), refreshDashboard(id)]);
   focusInput();
 }
 
@@ -150,7 +213,7 @@ function showEmpty() {
   history.replaceState(null, "", location.pathname);
   resetHead();
   renderHeader();
-  $("messages").replaceChildren(element("li", "empty", "No chat open. Type a message to start one, or start a chat on a project or task with “On…” (Alt+P)."));
+  emptyState("No chat open. Type a message to start one, start a chat on a project or task with “On…” (Alt+P), or try one of these:");
   clearDashboard();
 }
 
@@ -232,85 +295,10 @@ async function confirmDelete() {
   const next = rest[Math.min(Math.max(index, 0), rest.length - 1)];
   if (next) await openChat(next.id);
   else { showEmpty(); await loadChats(); focusInput(); }
-  refreshMonth();
-}
-
-// --- the "New chat on…" picker: projects, then a project's open tasks --------------------------------
-
-const picker = { project: null, timer: null, seq: 0 };
-
-function openPicker() {
-  picker.project = null;
-  $("picker-crumb").hidden = true;
-  $("picker-search").value = "";
-  $("picker-search").placeholder = "Filter projects";
-  $("picker").showModal();
-  $("picker-search").focus();
-  renderPicker();
-}
-
-async function pickerItems(query) {
-  if (!picker.project) {
-    const params = new URLSearchParams({ limit: "100" });
-    if (query) params.set("query", query);
-    const { projects, total } = await api(`/api/projects?${params}`);
-    const items = projects.map((p) => ({ label: p.name, hint: p.status, project: p }));
-    if (!query) items.unshift({ label: "Calendar", hint: "planning time", location: { context_type: "calendar" } });
-    const none = query ? "No project matches." : "No projects yet.";
-    return { items, note: !projects.length ? none : total > projects.length ? `${projects.length} of ${total} projects; type to narrow.` : "" };
-  }
-  const params = new URLSearchParams({ project_id: picker.project.id, limit: "100" });
-  for (const status of ["backlog", "in_progress", "blocked"]) params.append("status", status);
-  if (query) params.set("query", query);
-  const { tasks, total } = await api(`/api/tasks?${params}`);
-  const items = tasks.map((t) => ({ label: t.title, hint: `${t.status.replace("_", " ")} · ${t.priority}`, location: { context_type: "task", entity_id: t.id } }));
-  if (!query) items.unshift({ label: "The whole project", hint: picker.project.name, location: { context_type: "project", entity_id: picker.project.id } });
-  const none = query ? "No open task matches." : "No open tasks.";
-  return { items, note: !tasks.length ? none : total > tasks.length ? `${tasks.length} of ${total} open tasks; type to narrow.` : "" };
-}
-
-async function renderPicker() {
-  const seq = ++picker.seq;
-  let result;
-  try {
-    result = await pickerItems($("picker-search").value.trim());
-  } catch (error) {
-    result = { items: [], note: error.message };
-  }
-  if (seq !== picker.seq) return;  // a newer filter is on its way
-  $("picker-list").replaceChildren(...result.items.map((item) => {
-    const button = element("button", "pick");
-    button.type = "button";
-    button.append(element("span", "label", item.label), element("span", "hint", item.hint || ""));
-    button.addEventListener("click", () => (item.project ? chooseProject(item.project) : startOn(item.location)));
-    const li = element("li");
-    li.append(button);
-    return li;
-  }));
-  $("picker-status").textContent = result.note;
-}
-
-function chooseProject(project) {
-  picker.project = project;
-  $("picker-project").textContent = project.name;
-  $("picker-crumb").hidden = false;
-  $("picker-search").value = "";
-  $("picker-search").placeholder = "Filter tasks";
-  $("picker-search").focus();
-  renderPicker();
-}
-
-function pickerBack() {
-  picker.project = null;
-  $("picker-crumb").hidden = true;
-  $("picker-search").value = "";
-  $("picker-search").placeholder = "Filter projects";
-  $("picker-search").focus();
-  renderPicker();
+  refreshMonth().catch(report);
 }
 
 async function startOn(where) {
-  $("picker").close();
   try {
     await newChat(where);
   } catch (error) {
@@ -318,30 +306,7 @@ async function startOn(where) {
   }
 }
 
-function pickerKeys(event) {
-  const picks = [...$("picker-list").querySelectorAll("button.pick")];
-  const at = picks.indexOf(document.activeElement);
-  const search = $("picker-search");
-  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-    event.preventDefault();
-    const step = event.key === "ArrowDown" ? 1 : -1;
-    const next = at < 0 ? (step > 0 ? 0 : picks.length - 1) : at + step;
-    if (next < 0 || next >= picks.length) search.focus();
-    else picks[next].focus();
-  } else if (event.key === "Enter" && document.activeElement === search) {
-    event.preventDefault();  // Enter in the filter chooses the first item, never submits the dialog
-    if (picks.length) picks[0].click();
-  } else if (event.key === "Backspace" && document.activeElement === search && !search.value && picker.project) {
-    event.preventDefault();
-    pickerBack();
-  }
-}
-
-function toolLine(name, success, ms) {
-  const li = addMessage(`tool${success === false ? " failed" : ""}`, "");
-  li.textContent = `⚙ ${name}${ms != null ? ` · ${ms} ms` : ""}${success === false ? " · failed" : ""}`;
-  return li;
-}
+// --- a turn: the message, then the answer streamed as server-sent events --------------------------
 
 function setRunning(running) {
   state.running = running;
@@ -350,54 +315,67 @@ function setRunning(running) {
   $("input").disabled = running;
 }
 
+// The stream's events, one block ("event: …\ndata: …") at a time.
+async function* events(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let type = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) type = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
+      }
+      if (data) yield [type, JSON.parse(data)];
+    }
+  }
+}
+
 async function send(text) {
-  if (state.opening) await state.opening;
-  if (!state.chat) await newChat();
-  addMessage("user", escapeHtml(text));
+  if (state.opening) await state.opening.catch(() => null);
+  try {
+    if (!state.chat) await newChat();
+  } catch (error) {
+    $("input").value = text;  // kept, to send again
+    if (error instanceof ApiError && error.status === 401) return;  // the key field asks
+    notice(`Could not start a chat: ${error.message}`);
+    return;
+  }
+  $("messages").querySelector("li.empty")?.remove();
+  addText("user", text);
   setRunning(true);
-  const answer = addMessage("assistant", "");
-  let buffer = "", written = "";
+  const chatId = state.chat.id;
+  setStreaming(chatId, true);
+  const answer = addMessage("assistant");
+  let written = "";
   const tools = {};
   state.controller = new AbortController();
   try {
-    const response = await fetch(`/api/chats/${state.chat.id}/messages`, {
+    const response = await request(`/api/chats/${chatId}/messages`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
       body: JSON.stringify({ content: text }),
       signal: state.controller.signal,
     });
-    if (!response.ok) {
-      const body = await response.json().catch(() => ({}));
-      throw new Error(body.error || `request failed (${response.status})`);
-    }
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        let type = "message", data = "";
-        for (const line of block.split("\n")) {
-          if (line.startsWith("event:")) type = line.slice(6).trim();
-          else if (line.startsWith("data:")) data += line.slice(5).trim();
-        }
-        if (!data) continue;
-        const event = JSON.parse(data);
-        if (type === "text") { written += event.text; answer.innerHTML = markdown(written); answer.scrollIntoView({ block: "end" }); }
-        else if (type === "tool_call_start") { tools[event.call_id] = toolLine(`${event.name} …`); $("messages").appendChild(answer); }
-        else if (type === "tool_call_complete") {
-          const line = tools[event.call_id] || toolLine(event.name);
-          line.textContent = `⚙ ${event.name} · ${event.duration_ms} ms${event.success ? "" : " · failed"}`;
-          if (!event.success) line.classList.add("failed");
-        } else if (type === "error") addMessage("error", escapeHtml(event.message));
-        else if (type === "done") {
-          if (event.reason === "stopped") addMessage("tool", "stopped — what was said is kept");
-          if (event.title && state.chat) { state.chat.title = event.title; renderHeader(); }
-        }
+    for await (const [type, event] of events(response)) {
+      if (type === "text") { written += event.text; answer.innerHTML = markdown(written); answer.scrollIntoView({ block: "end" }); }
+      else if (type === "tool_call_start") {
+        tools[event.call_id] = toolLine(event.name, event.arguments, null, null, true);
+        tools[event.call_id].dataset.args = event.arguments || "";
+        $("messages").appendChild(answer);
+      } else if (type === "tool_call_complete") {
+        const line = tools[event.call_id] || toolLine(event.name, "", null, null);
+        setToolLine(line, event.name, line.dataset.args || "", event.success, event.duration_ms);
+      } else if (type === "error") addText("error", event.message);
+      else if (type === "done") {
+        if (event.reason === "stopped") addText("tool", "stopped — what was said is kept");
+        if (event.title && state.chat) { state.chat.title = event.title; renderHeader(); }
       }
     }
   } catch (error) {
@@ -405,136 +383,39 @@ async function send(text) {
   } finally {
     if (!written) answer.remove();
     setRunning(false);
+    setStreaming(chatId, false);
     state.controller = null;
-    await Promise.all([loadChats(), refreshDashboard(), refreshMonth()]);
+    await Promise.all([loadChats(), refreshDashboard(chatId), refreshMonth()]).catch(report);
     focusInput();
   }
 }
 
 async function stop() {
   if (!state.chat || !state.running) return;
-  await api(`/api/chats/${state.chat.id}/stop`, { method: "POST" }).catch(() => null);
+  await api(`/api/chats/${state.chat.id}/stop`, { method: "POST" }).catch(report);
 }
 
-function renderBreakdown(breakdown) {
-  const kinds = Object.entries(breakdown).filter(([kind]) => kind !== "total" && breakdown[kind].tokens > 0);
-  const total = kinds.reduce((sum, [, v]) => sum + v.tokens, 0) || 1;
-  const bar = kinds.map(([kind, v], i) => `<span title="${kind}: ${v.tokens}" style="width:${(100 * v.tokens) / total}%;background:${COLORS[i % COLORS.length]}"></span>`).join("");
-  const legend = kinds.map(([kind, v], i) => `<span class="swatch" style="background:${COLORS[i % COLORS.length]}"></span><span>${escapeHtml(kind)}</span><span>${v.tokens.toLocaleString()}</span>`).join("");
-  $("breakdown").innerHTML = kinds.length ? `<div class="bar">${bar}</div><div class="legend">${legend}</div>` : `<p class="dim">nothing yet</p>`;
-}
+// --- layout: the dashboard (and on a narrow screen, the chat list) as drawers ---------------------
 
-function renderTurns(turns) {
-  const svg = $("turns");
-  const values = turns.map((t) => t.prompt_tokens || 0);
-  const max = Math.max(1, ...values);
-  const width = 300 / Math.max(values.length, 1);
-  const cached = (t) => (t.cached_tokens ? ` (${t.cached_tokens.toLocaleString()} cached)` : t.prefix_tokens ? ` (${t.prefix_tokens.toLocaleString()} repeated)` : "");
-  svg.innerHTML = values.map((v, i) => `<rect x="${i * width + 1}" y="${90 - (85 * v) / max}" width="${Math.max(width - 2, 1)}" height="${(85 * v) / max}" fill="${COLORS[0]}"><title>turn ${i + 1}: ${v.toLocaleString()} prompt tokens${cached(turns[i])}</title></rect>`).join("");
-}
-
-async function refreshDashboard() {
-  if (!state.chat) return;
-  const [status, detail, usage] = await Promise.all([
-    api(`/api/context/status?sessionId=${state.chat.id}`),
-    api(`/api/chats/${state.chat.id}/context`),
-    api(`/api/chats/${state.chat.id}/usage`),
-  ]);
-  renderUsage(usage);
-  const snapshot = status.snapshot;
-  const used = snapshot ? snapshot.total_tokens : 0;
-  const share = used / status.budget.available;
-  const health = status.budgetHealth;
-  const fill = $("budget-fill");
-  fill.style.width = `${Math.min(100, 100 * share)}%`;
-  const level = health != null ? (health < 0.4 ? "critical" : health < 0.8 ? "caution" : "") : share > 0.95 ? "critical" : share > 0.8 ? "caution" : "";
-  fill.className = level;
-  $("budget-text").textContent = snapshot
-    ? `${used.toLocaleString()} of ${status.budget.available.toLocaleString()} tokens in the last pack (${Math.round(100 * share)}%)` + (health != null ? ` · budget health ${Math.round(100 * health)}%` : "")
-    : "No pack yet.";
-  $("band").textContent = status.pruningBand ? `Pruning band: ${status.pruningBand.name || JSON.stringify(status.pruningBand)}` : "Pruning band: none (no spending limit set)";
-  renderBreakdown(snapshot ? snapshot.tier_breakdown : {});
-  renderTurns(detail.turns);
-  const body = $("layers").querySelector("tbody");
-  body.innerHTML = detail.pack ? detail.pack.layers.map((l) => `<tr><td>${escapeHtml(l.id)}</td><td>${l.tokens.toLocaleString()}${l.tokens_full > l.tokens ? ` / ${l.tokens_full.toLocaleString()}` : ""}</td><td class="status-${l.status}">${l.status}</td></tr>${l.reason ? `<tr><td colspan="3" class="reason">${escapeHtml(l.reason)}</td></tr>` : ""}`).join("") : "";
-  $("pack-prefix").textContent = packPrefix(detail.pack);
-  $("compactions").innerHTML = detail.compactions.length
-    ? detail.compactions.map((c) => `<li>${escapeHtml(c.action)} at ${c.threshold}: ${c.tokens_before} → ${c.tokens_after} tokens</li>`).join("")
-    : "<li>none yet</li>";
-}
-
-function clearDashboard() {
-  $("budget-fill").style.width = "0";
-  $("budget-text").textContent = "No pack yet.";
-  $("band").textContent = "";
-  renderBreakdown({});
-  renderTurns([]);
-  renderUsage(null);
-  $("layers").querySelector("tbody").replaceChildren();
-  $("pack-prefix").textContent = "";
-  $("compactions").replaceChildren(element("li", null, "none yet"));
-}
-
-// What the last pack repeats of the one before it: the part a provider's prompt cache can serve.
-function packPrefix(pack) {
-  if (!pack) return "";
-  if (pack.prefix_tokens == null) return "No previous pack to compare with (the chat's first since the server started).";
-  const share = pack.total_tokens ? Math.round((100 * pack.prefix_tokens) / pack.total_tokens) : 0;
-  return `${count(pack.prefix_tokens)} of ${count(pack.total_tokens)} tokens (${share}%) repeat the previous pack: the expected cache hit.`;
-}
-
-// --- usage: this chat in the dashboard, the user's month in the sidebar ------------------------------
-
-const count = (n) => (n || 0).toLocaleString();
-
-// "$0.0012", "$1.35", "$0.0012 + unpriced tokens", or "unknown (no price for …)".
-function dollars(usage) {
-  if (usage.dollars == null) return `unknown${usage.unpriced_models.length ? ` (no price for ${usage.unpriced_models.join(", ")})` : ""}`;
-  const d = usage.dollars;
-  const text = d === 0 ? "$0" : d < 0.01 ? `$${d.toFixed(4)}` : `$${d.toFixed(2)}`;
-  return usage.price_known ? text : `${text} + ${count(usage.unpriced_tokens)} unpriced tokens`;
-}
-
-// "$0.0012" saved, or "< $0.0001" for less.
-const saved = (d) => (d >= 0.01 ? `$${d.toFixed(2)}` : d >= 0.0001 ? `$${d.toFixed(4)}` : "< $0.0001");
-
-// The chat's prompt-cache hit share: cached tokens the model reported, else expected from repeated prefixes.
-function cacheText(cache) {
-  if (!cache || cache.hit_share == null || !cache.source) return "none yet";
-  const share = `${Math.round(100 * cache.hit_share)}%`;
-  if (cache.source === "expected") return `${share} of prompt tokens, expected (repeated prefixes; the model reports none)`;
-  return `${share} of prompt tokens (${count(cache.cached_tokens)})${cache.saved_dollars > 0 ? ` · saved ${saved(cache.saved_dollars)}` : ""}`;
-}
-
-function renderUsage(usage) {
-  const rows = !usage || !usage.tokens
-    ? [["Tokens", "none yet"]]
-    : [
-        ["Tokens", `${count(usage.tokens)} (${count(usage.prompt_tokens)} prompt · ${count(usage.completion_tokens)} completion${usage.unrecorded_tokens ? ` · ${count(usage.unrecorded_tokens)} unrecorded` : ""})`],
-        ["Cost", dollars(usage)],
-        ["Cached", cacheText(usage.cache)],
-        ["Turns", `${count(usage.turns)} · ${count(usage.model_calls)} model call${usage.model_calls === 1 ? "" : "s"}`],
-        ["Models", usage.models.join(", ") || "—"],
-        ["Updated", usage.last_updated ? new Date(usage.last_updated).toLocaleString() : "—"],
-      ];
-  $("usage").replaceChildren(...rows.flatMap(([term, value]) => [element("dt", null, term), element("dd", null, value)]));
-  $("usage-note").textContent = usage ? usage.notes.join(" ") : "";
-}
-
-async function refreshMonth() {
-  const usage = await api("/api/usage").catch(() => null);
-  const footer = $("month-usage");
-  if (!usage) { footer.textContent = ""; return; }
-  const month = usage.month;
-  footer.textContent = `This month: ${count(month.tokens)} tokens · ${dollars(month)}`;
-  const all = usage.all_time;
-  footer.title = [`All time: ${count(all.tokens)} tokens · ${dollars(all)} · ${count(all.turns)} turns`, ...usage.notes].join("\n");
-}
+const wide = () => window.matchMedia("(min-width: 901px)").matches;
 
 function toggleDashboard() {
-  const wide = window.matchMedia("(min-width: 901px)").matches;
-  document.body.classList.toggle(wide ? "hide-dashboard" : "show-dashboard");
+  const shown = wide() ? !document.body.classList.toggle("hide-dashboard") : document.body.classList.toggle("show-dashboard");
+  document.body.classList.remove("show-chats");
+  $("toggle-dashboard").setAttribute("aria-expanded", String(shown));
 }
+
+function toggleChats() {
+  document.body.classList.toggle("show-chats");
+  document.body.classList.remove("show-dashboard");
+  $("toggle-chats").setAttribute("aria-expanded", String(document.body.classList.contains("show-chats")));
+}
+
+function closeDrawers() {
+  document.body.classList.remove("show-chats", "show-dashboard");
+}
+
+// --- wiring -------------------------------------------------------------------------------------
 
 $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
@@ -547,10 +428,17 @@ $("input").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); $("composer").requestSubmit(); }
 });
 $("stop").addEventListener("click", stop);
-$("new-chat").addEventListener("click", () => newChat());
-$("new-chat-on").addEventListener("click", openPicker);
+$("new-chat").addEventListener("click", () => { closeDrawers(); newChat().catch(report); });
+$("new-chat-on").addEventListener("click", () => { closeDrawers(); openPicker(); });
 $("toggle-dashboard").addEventListener("click", toggleDashboard);
+$("close-dashboard").addEventListener("click", closeDrawers);
+$("toggle-chats").addEventListener("click", toggleChats);
 $("show-replaced-box").addEventListener("change", () => loadChats().catch((error) => showError(error.message)));
+$("key-form").addEventListener("submit", submitKey);
+$("key-forget").addEventListener("click", forgetKey);
+$("key-button").addEventListener("click", () => askKey(storedKey() ? "A key is saved in this browser; enter another to replace it." : ""));
+$("notice-close").addEventListener("click", () => notice(""));
+onDashboardError(report);
 
 $("rename").addEventListener("click", startRename);
 $("chat-title").addEventListener("dblclick", startRename);
@@ -565,31 +453,39 @@ $("delete-no").addEventListener("click", cancelDelete);
 $("delete-confirm").addEventListener("keydown", (event) => {
   if (event.key === "Escape") { event.preventDefault(); event.stopPropagation(); cancelDelete(); }
 });
-
-$("picker").addEventListener("keydown", pickerKeys);
-$("picker-back").addEventListener("click", pickerBack);
-$("picker-search").addEventListener("input", () => {
-  clearTimeout(picker.timer);
-  picker.timer = setTimeout(renderPicker, 150);
-});
-$("picker").addEventListener("close", () => { if (!state.opening) $("new-chat-on").focus(); });
+initPicker(startOn, () => Boolean(state.opening));
 
 document.addEventListener("keydown", (event) => {
   if (event.defaultPrevented || $("picker").open) return;
   if (event.key === "Escape" && state.running) stop();
+  else if (event.key === "Escape") closeDrawers();
   if (event.key === "F2" && state.chat) { event.preventDefault(); startRename(); }
-  if (event.altKey && event.key.toLowerCase() === "n") { event.preventDefault(); newChat(); }
+  if (event.altKey && event.key.toLowerCase() === "n") { event.preventDefault(); newChat().catch(report); }
   if (event.altKey && event.key.toLowerCase() === "p") { event.preventDefault(); openPicker(); }
   if (event.altKey && event.key.toLowerCase() === "d") { event.preventDefault(); toggleDashboard(); }
 });
 
-(async () => {
-  const chats = await loadChats();
+// The chats, once the server lets us in (with a key if it needs one).
+async function start() {
+  let chats;
+  try {
+    chats = await loadChats();
+  } catch (error) {
+    report(error);
+    return;  // a 401 has asked for a key; saving one starts again
+  }
+  state.started = true;
   const wanted = location.hash.slice(1);
   if (wanted && chats.some((c) => c.id === wanted)) await openChat(wanted);
   else if (wanted) await openChat(wanted).catch(showEmpty);  // e.g. a replaced API session, not listed
   else if (chats.length) await openChat(chats[0].id);
   else showEmpty();
-  refreshMonth();
+  refreshMonth().catch(report);
   focusInput();
+}
+
+(async () => {
+  const info = await loadInfo();
+  if (info && info.requireKey && !storedKey()) { askKey(); return; }
+  await start();
 })();

@@ -150,6 +150,20 @@ def _item(kind: IntentKind, phrase: str, target: str | None = None, **fields: An
 
 _POLITE = r"^(?:(?:please|pls|can you|could you|would you|will you|i'd like you to|i want you to)\s+)*"
 _TASK_WORD = r"\b(?:tasks?|todos?|to-dos?|to do list|to-do list)\b"
+_GENRE = (
+    r"(?:haiku|poem|poetry|limerick|sonnet|song|lyrics|rap|story|tale|joke|pun|riddle|essay|speech|"
+    r"tweet|slogan|email|e-mail|letter|cover letter|blog post|post|press release|toast)s?"
+)
+# Requests to write or transform text: the offline assistant only reads and changes the workspace.
+_COMPOSE = re.compile(
+    _POLITE + r"(?:"
+    r"(?:write|compose|draft|pen|make up|invent|come up with|tell|sing|give|create|generate)\s+"
+    r"(?:me\s+|us\s+)?"
+    r"(?:a\s+|an\s+|some\s+|another\s+|the\s+)?(?:\w+\s+){0,2}?" + _GENRE + r"\b"
+    r"|write\s+(?:me|us)\b"
+    r"|(?:translate|rewrite|rephrase|paraphrase|proofread|brainstorm|compose)\b"
+    r")"
+)
 
 
 def recognise(message: str, now: datetime) -> Intent:
@@ -180,7 +194,12 @@ def recognise(message: str, now: datetime) -> Intent:
     if re.search(r"\bsub-?tasks?\b", lower) and not re.search(r"\b(?:add|create|new)\b", lower):
         match = re.search(r"\b(?:of|for|in|under|on)\s+(.+)$", text, re.I)
         return _item("details", match[1] if match else "it", "task")
-    for recogniser in (_create, _schedule, _update, _details, _free_slots, _calendar, _lists):
+    created = _create(text, lower, now)  # "add a task: write a poem for Mum" is a task
+    if created is not None:
+        return created
+    if _COMPOSE.search(lower):  # writing, translating, jokes: not a search of the workspace
+        return Intent("unknown", subject=text)
+    for recogniser in (_schedule, _update, _details, _free_slots, _calendar, _lists):
         intent = recogniser(text, lower, now)
         if intent is not None:
             return intent

@@ -71,6 +71,7 @@ _ID_ARG = {"task": "task_id", "project": "project_id", "note": "note_id"}
 _MAX_STEPS = 7
 _CHUNK = 6_000  # bytes of a stored result read per open_blob call (well under a turn's whole-result limit)
 _MAX_CHUNKS = 5
+_TOP_TASKS = 5  # open tasks shown under a project's details
 
 
 class _Next(Exception):
@@ -317,8 +318,8 @@ class _Planner:
 
     def _unknown(self) -> str:
         return (
-            "I can't help with that: I'm the offline assistant, a few local rules rather than an AI model, "
-            "so I only understand common requests like these:\n"
+            "**I can't do that offline.** I'm the offline assistant, a few local rules rather than an AI "
+            "model, so I only understand common requests like these:\n"
             f"{_CAPABILITIES}\n\nFor anything else, configure a real model: set `TIERWISE_BASE_URL` and "
             "`TIERWISE_MODEL` (plus `TIERWISE_API_KEY` if it needs one)."
         )
@@ -379,9 +380,24 @@ class _Planner:
         tool = _DETAIL_TOOL[item.kind]
         step = self.done(tool, **{_ID_ARG[item.kind]: item.id})
         if step is None:
-            extra = {"include_tasks": True} if item.kind == "project" else {}
-            return self.call(tool, **{_ID_ARG[item.kind]: item.id}, **extra)
-        return render_error(step, f"open {item.title}") if step.error else render(step, self.view.now)
+            return self.call(tool, **{_ID_ARG[item.kind]: item.id})
+        if step.error:
+            return render_error(step, f"open {item.title}")
+        return self._with_top_tasks(step, item) if item.kind == "project" else render(step, self.view.now)
+
+    def _with_top_tasks(self, step: Step, item: Item) -> str | ToolCall:
+        """A project's details and its top open tasks, asked for apart.
+
+        Details with every task run to ~14 kB on a big project: a stored result the assistant would
+        read back in three ``open_blob`` calls.
+        """
+        tasks = self.done("list_tasks", project_id=item.id, sort_by="priority", limit=_TOP_TASKS)
+        if tasks is None:
+            return self.call("list_tasks", project_id=item.id, sort_by="priority", limit=_TOP_TASKS)
+        data = dict(step.data or {})
+        if isinstance(data.get("project"), dict) and not tasks.error and tasks.data:
+            data["project"] = {**data["project"], "tasks": tasks.data.get("tasks") or []}
+        return render(Step(step.name, step.arguments, data), self.view.now)
 
     def _list_projects(self) -> str | ToolCall:
         args = {"status": self.intent.project_status, "query": " ".join(keywords(self.intent.subject)[:5])}
