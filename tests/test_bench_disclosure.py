@@ -72,3 +72,29 @@ def test_the_headline_holds_the_context_equal_and_reports_the_seeds_rates(
         assert v["by"] == pytest.approx(abs(v["value"] - v["target"]), abs=1e-3)
     text = disclosure._markdown(result)
     assert "context held equal" in text and "old comparison" in text and "detail ÷ list" in text
+
+
+def test_initial_context_with_tool_schemas_is_under_2000_on_the_sample_workspace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Was 2,694 (issue 17): the project chats' first prompts, with 1,540 tokens of tool schemas."""
+    monkeypatch.setattr(disclosure, "MODES", ("progressive",))
+    monkeypatch.setattr(disclosure, "_summary", lambda runs, latency: runs)
+    monkeypatch.setattr(disclosure, "DIALOGUES", tuple(d for d in disclosure.DIALOGUES if d.project))
+    runs = asyncio.run(disclosure._run([], 1, lambda _: None))["summary"]
+    firsts = [r["first"] for r in disclosure._starts(runs["progressive"]["requests"])]
+    assert len(firsts) == 2
+    assert all(f["context_with_tools"] < 2_000 and f["context"] < 1_500 for f in firsts), firsts
+    assert all(f["tools"] < 1_000 for f in firsts)
+
+
+def test_seed_000_section_10_is_measured_with_and_without(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: no prefetching, context cache or adaptive budgets, so nothing to measure (issue 17)."""
+    monkeypatch.setattr(disclosure, "DIALOGUES", disclosure.DIALOGUES[4:5])  # triage: list, then writes
+    monkeypatch.setattr(disclosure, "MODES", ("progressive", "full"))
+    s = disclosure.run(scales=[], repeat=1, console=Console(file=None, quiet=True))["summary"]["seed10"]
+    assert s["prefetch"]["offered"] >= 1 and s["context_cache"]["hits"] + s["context_cache"]["misses"] == 3
+    assert s["context_cache"]["stale"] >= 1  # the writes of this dialogue invalidated the cached overview
+    assert s["same_answers"] == s["requests"] == 3
+    assert s["tokens_sent"]["without"] - s["tokens_sent"]["with"] == s["tokens_saved"]
+    assert "§10.1 prefetch" in "\n".join(disclosure.seed10_lines(s))

@@ -22,10 +22,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import math
 import platform
 import tempfile
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -35,20 +33,22 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from tierwise.bench.disclosure_latency import latency as tool_latency
+from tierwise.bench.disclosure_seed10 import seed10_lines, seed10_stats, seed10_summary
 from tierwise.budget import Budget
 from tierwise.chat.events import DoneEvent, ToolCallComplete
 from tierwise.chat.housekeeping import memory_tools
 from tierwise.providers.base import Event, ModelRequest, Provider
 from tierwise.store import Store
 from tierwise.tokens import get_counter
-from tierwise.tools import Tool, ToolContext, ToolExecutor, ToolRegistry
+from tierwise.tools import Tool, ToolRegistry
 from tierwise.workspace.app import assistant_engine
 from tierwise.workspace.assistant import OfflineAssistant
 from tierwise.workspace.calendar import LocalCalendar
 from tierwise.workspace.context import WorkspaceContext
 from tierwise.workspace.repository import Profile, Workspace
 from tierwise.workspace.sample import generate_workspace
-from tierwise.workspace.tools import LIST_TOOLS, WORKSPACE_STRATEGIES, session, workspace_tools
+from tierwise.workspace.tools import LIST_TOOLS, session, workspace_tools
 
 __all__ = ["DIALOGUES", "NOW", "Dialogue", "run"]
 
@@ -231,11 +231,12 @@ def _first_prompt_parts(request: ModelRequest) -> dict[str, int]:
     }
 
 
-async def _contender(store: Store, user: str, mode: str) -> dict[str, Any]:
+async def _contender(store: Store, user: str, mode: str, *, seed10: bool = True) -> dict[str, Any]:
     counter = get_counter(ENCODING)
     provider = Recording(OfflineAssistant())
     calendar = LocalCalendar(store)
-    engine = assistant_engine(store, provider, budget=BUDGET, calendar=calendar, clock=lambda: NOW)
+    off = {} if seed10 else {"prefetch": None, "context_cache": None, "adaptive": None}
+    engine = assistant_engine(store, provider, budget=BUDGET, calendar=calendar, clock=lambda: NOW, **off)
     if mode in ("full", "full_context"):
         engine.registry = ToolRegistry([*full_tools(), *memory_tools()])
     if mode == "full_context":
@@ -262,14 +263,43 @@ async def _contender(store: Store, user: str, mode: str) -> dict[str, Any]:
                     "tokens_sent": sum(
                         counter.count_messages(r.messages) + counter.count_tools(r.tools) for r in sent
                     ),
+                    "tool_result_tokens": sum(
+                        counter.count(str(m.get("content") or ""))
+                        for r in sent
+                        for m in r.messages
+                        if m.get("role") == "tool"
+                    ),
                     "first": _first_prompt_parts(sent[0]),
                     "tools": [c.name for c in calls],
+                    "tool_ms": [c.duration_ms for c in calls],
                     "tool_errors": sum(1 for c in calls if not c.success),
                     "done": done.reason,
                     "answer": result.text,
                 }
             )
-    return {"mode": mode, "requests": rows}
+    return {"mode": mode, "requests": rows, "seed10": seed10_stats(engine)}
+
+
+def _shares(runs: dict[str, dict[str, Any]], sent: dict[str, int]) -> dict[str, Any]:
+    """What the headline is made of: tool results vs everything both contenders send alike.
+
+    ``reduction_ceiling`` is the headline's value if progressive tool results cost nothing at all:
+    the tool schemas, system text, messages and answers are the same for both and bound it.
+    ``tool_result_reduction`` compares the tool results alone (seed 000 §7.2's ``tokens_saved`` is
+    about them) — a second figure, not the headline.
+    """
+    if "full" not in runs or not sent.get("full"):
+        return {}
+    results = {
+        m: sum(r.get("tool_result_tokens", 0) for r in runs[m]["requests"]) for m in ("progressive", "full")
+    }
+    return {
+        "tool_result_tokens": results,
+        "tool_result_reduction": round(1 - results["progressive"] / results["full"], 4)
+        if results["full"]
+        else 0.0,
+        "reduction_ceiling": round(1 - (sent["progressive"] - results["progressive"]) / sent["full"], 4),
+    }
 
 
 def _tiers() -> dict[str, str]:
@@ -329,6 +359,7 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
         "tokens_sent": sent,
         "reduction": reduction.get("full", 0.0),
         "reduction_full_context": reduction.get("full_context"),
+        **_shares(runs, sent),
         "initial_context": initial,
         "tool_calls": len(calls),
         "tool_calls_per_request": round(len(calls) / len(prog), 2),
@@ -343,83 +374,6 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
         "answered": sum(1 for r in prog if r["done"] == "answer"),
         "targets": verdicts,
     }
-
-
-# -- tool latency -----------------------------------------------------------------------------------
-
-
-def _percentile(samples: Sequence[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
-
-
-def _latency_cases(ws: Workspace, user: str) -> dict[str, list[dict[str, Any]]]:
-    tasks, _ = ws.list_tasks(user, limit=20)
-    projects, _ = ws.search_projects(user, limit=10)
-    notes, _ = ws.search_notes(user, limit=10)
-    words = ["launch", "review", "plan", "kitchen", "budget", "design", "api", "training", "call", "notes"]
-    return {
-        "list_tasks": [
-            {},
-            {"priority": ["high"]},
-            {"status": ["in_progress", "blocked"]},
-            {"project_id": projects[0]["id"]},
-            {"query": "review"},
-            {"has_date": True, "sort_by": "start_date"},
-        ],
-        "search_projects": [{}, {"status": "active"}, {"query": "launch"}, {"has_active_tasks": True}],
-        "search_notes": [{"query": w} for w in words[:5]] + [{"project_id": projects[1]["id"]}],
-        "get_task_details": [{"task_id": t["id"], "include_project_context": True} for t in tasks[:10]],
-        "get_project_details": [{"project_id": p["id"], "include_tasks": True} for p in projects[:5]],
-        "get_note_details": [{"note_id": n["id"]} for n in notes[:5]],
-        "create_task": [{"title": f"Benchmark task {w}", "project_id": projects[2]["id"]} for w in words[:5]],
-        "update_task": [{"task_id": t["id"], "updates": {"priority": "medium"}} for t in tasks[10:15]],
-        "update_project_context": [{"project_id": projects[3]["id"], "context_update": "Benchmark line."}],
-        "get_calendar_events": [{}, {"timeMin": "2026-11-16T00:00", "timeMax": "2026-11-30T00:00"}],
-        "find_available_slots": [
-            {"timeMin": "2026-11-24T00:00", "timeMax": "2026-11-28T00:00", "duration_minutes": 60},
-            {"timeMin": "2026-11-24T00:00", "timeMax": "2026-11-25T00:00", "preferred_hours": [9, 10, 11]},
-        ],
-        "schedule_task": [{"task_id": t["id"], "start_time": "2026-11-26T15:00"} for t in tasks[15:18]],
-    }
-
-
-async def _latency(scale: int, repeat: int, directory: Path) -> dict[str, Any]:
-    store = Store.open(f"sqlite:///{directory / f'workspace-x{scale}.db'}")
-    try:
-        user = store.create_user("bench").id
-        started = time.perf_counter()
-        generate_workspace(store, user, scale=scale, seed=0, today=TODAY)
-        generated_s = time.perf_counter() - started
-        executor = ToolExecutor(ToolRegistry(workspace_tools()), store=store, strategies=WORKSPACE_STRATEGIES)
-        context = ToolContext(user_id=user, extras={"clock": lambda: NOW})
-        cases = _latency_cases(Workspace(store), user)
-        tools: dict[str, dict[str, float]] = {}
-        every: list[float] = []
-        for name, argument_sets in cases.items():
-            samples: list[float] = []
-            for i in range(repeat):
-                arguments = json.dumps(argument_sets[i % len(argument_sets)])
-                t0 = time.perf_counter()
-                result = await executor.execute(f"c{i}", name, arguments, context=context)
-                samples.append((time.perf_counter() - t0) * 1000)
-                if not result.success:
-                    raise RuntimeError(f"{name} failed in the benchmark: {result.content}")
-            every += samples
-            tools[name] = {
-                "p50": round(_percentile(samples, 0.5), 2),
-                "p95": round(_percentile(samples, 0.95), 2),
-            }
-        return {
-            "scale": scale,
-            "generate_s": round(generated_s, 1),
-            "tools": tools,
-            "p50": round(_percentile(every, 0.5), 2),
-            "p95": round(_percentile(every, 0.95), 2),
-            "worst_tool_p95": max(tools.values(), key=lambda s: s["p95"])["p95"],
-        }
-    finally:
-        store.close()
 
 
 # -- the report -------------------------------------------------------------------------------------
@@ -473,6 +427,20 @@ def _target_rows(s: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _share_lines(s: dict[str, Any]) -> list[str]:
+    if "reduction_ceiling" not in s:
+        return []
+    results = s["tool_result_tokens"]
+    return [
+        f"What bounds the headline: tool results are {results['progressive']:,} of the progressive "
+        f"contender's tokens and {results['full']:,} of the full peer's; the rest (tool schemas, system "
+        "text, messages, answers) is the same for both, so even tool results costing nothing would make "
+        f"the headline {s['reduction_ceiling']:.1%}. Tool results alone: "
+        f"{s['tool_result_reduction']:.1%} fewer (seed 000 §7.2's tokens_saved; not the headline).",
+        "",
+    ]
+
+
 def _markdown(result: dict[str, Any]) -> str:
     s = result["summary"]
     ic, sent = s["initial_context"], s["tokens_sent"]
@@ -498,11 +466,15 @@ def _markdown(result: dict[str, Any]) -> str:
         f"| initial context (system text), mean | {ic['mean']:,.0f} | {ic.get('full_mean', 0):,.0f} | "
         f"{ic.get('full_context_mean', 0):,.0f} |",
         "",
-        f"Tool schemas (12 workspace + 4 memory tools): {ic['tool_definitions']:,} tokens; first prompt "
+        *_share_lines(s),
+        f"Tool schemas as first sent (12 workspace tools, and memory's update_narrative and "
+        f"record_decision; recall_segments and open_blob join once a chat has a past): "
+        f"{ic['tool_definitions']:,} tokens; first prompt "
         f"(with the user's message), max {ic['first_prompt_max']:,}. Tool calls per request "
         f"{s['tool_calls_per_request']}; detail calls ÷ all calls {s['detail_share']:.1%} (not the seed's "
         f"rate). Requests answered / tool errors: {s['answered']} / {s['tool_errors']}.",
         "",
+        *seed10_lines(s.get("seed10") or {}),
         "Tool latency through the executor (SQLite file, ms):",
         "",
         "| scale | workspace generated in | p50 | p95 | worst tool p95 | target |",
@@ -550,26 +522,38 @@ def _print(result: dict[str, Any], console: Console) -> None:
     console.print(table)
 
 
+async def _measured(directory: Path, mode: str, *, seed10: bool = True) -> dict[str, Any]:
+    store = Store.open(f"sqlite:///{directory / f'{mode}-{seed10}.db'}")
+    try:
+        user = store.create_user("bench").id
+        generate_workspace(store, user, scale=1, seed=0, today=TODAY)
+        return await _contender(store, user, mode, seed10=seed10)
+    finally:
+        store.close()
+
+
 async def _run(scales: Sequence[int], repeat: int, progress: Callable[[str], None]) -> dict[str, Any]:
+    requests = sum(len(d.requests) for d in DIALOGUES)
     with tempfile.TemporaryDirectory(prefix="tierwise-disclosure-") as tmp:
         directory = Path(tmp)
         contenders = {}
         for mode in MODES:
-            progress(f"running the {sum(len(d.requests) for d in DIALOGUES)} requests: {mode}")
-            store = Store.open(f"sqlite:///{directory / f'{mode}.db'}")
-            try:
-                user = store.create_user("bench").id
-                generate_workspace(store, user, scale=1, seed=0, today=TODAY)
-                contenders[mode] = await _contender(store, user, mode)
-            finally:
-                store.close()
+            progress(f"running the {requests} requests: {mode}")
+            contenders[mode] = await _measured(directory, mode)
+        plain = None
+        if "progressive" in contenders:
+            progress(f"running the {requests} requests: progressive without seed 000 §10")
+            plain = await _measured(directory, "progressive", seed10=False)
         latency = []
         for scale in scales:
             progress(f"timing tools at scale ×{scale}")
-            latency.append(await _latency(scale, repeat, directory))
+            latency.append(await tool_latency(scale, repeat, directory, today=TODAY, now=NOW))
+    summary = _summary(contenders, latency)
+    if plain is not None:
+        summary["seed10"] = seed10_summary(contenders["progressive"], plain, _tiers())
     return {
         "machine": f"{platform.machine()}, Python {platform.python_version()}",
-        "summary": _summary(contenders, latency),
+        "summary": summary,
         "latency": latency,
         "targets": TARGETS,
         **contenders,

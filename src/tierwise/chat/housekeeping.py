@@ -24,32 +24,39 @@ Example:
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+from weakref import WeakKeyDictionary
 
 from pydantic import Field
 
 from tierwise.memory.blobs import open_blob as read_blob
 from tierwise.memory.scrub import Scrubber
+from tierwise.tools.compact import compact
 from tierwise.tools.definition import Tool, ToolContext, tool
 
-__all__ = ["MEMORY_TOOL_NAMES", "memory_tools"]
+if TYPE_CHECKING:
+    from tierwise.memory.engine import Memory
+
+__all__ = ["MEMORY_TOOL_NAMES", "RETRIEVAL_TOOL_NAMES", "memory_tools", "offered"]
 
 _NO_MEMORY = "error: this tool needs the chat's memory, which this executor was not given"
 
 MEMORY_TOOL_NAMES = ("recall_segments", "open_blob", "update_narrative", "record_decision")
+RETRIEVAL_TOOL_NAMES = ("recall_segments", "open_blob")
+"""The tools that bring back what is no longer in the prompt: offered once there is something."""
+
+_BLOB_MARK = "(open with open_blob)]"
+_HAS_PAST: WeakKeyDictionary[Memory, bool] = WeakKeyDictionary()  # once true, true for good
 
 
 @tool(tier="detail", result_tokens=400)
 async def recall_segments(
-    ids: Annotated[list[str] | str, Field(description='Segment ids, e.g. ["S3", "S7"] (at most 10)')],
+    ids: Annotated[list[str] | str, Field(description='e.g. ["S3", "S7"] (at most 10)')],
     ctx: ToolContext,
     form: Literal["header", "summary", "full"] = "summary",
 ) -> str:
-    """Bring back earlier parts of this conversation by segment id.
-
-    The ids are those of the 'Conversation segments' list (S1, S2, …). Ask for 'summary' first;
-    'full' returns every message verbatim and is limited to 3 segments per turn.
-    """
+    """Bring back earlier segments (S1, S2, …) of this chat: 'summary' first; 'full' (verbatim) ≤ 3 a turn."""
     if ctx.memory is None:
         return _NO_MEMORY
     wanted = [i.strip() for i in ids.replace(";", ",").split(",")] if isinstance(ids, str) else ids
@@ -61,12 +68,12 @@ async def recall_segments(
 
 @tool(tier="detail", result_tokens=800)
 async def open_blob(
-    sha256: Annotated[str, Field(description="the 64 hex digits after sha256: in the compressed result")],
+    sha256: Annotated[str, Field(description="64 hex digits")],
     ctx: ToolContext,
-    start: Annotated[int | None, Field(ge=0, description="first byte (default 0)")] = None,
-    end: Annotated[int | None, Field(ge=0, description="byte after the last (default: all)")] = None,
+    start: Annotated[int | None, Field(ge=0)] = None,
+    end: Annotated[int | None, Field(ge=0)] = None,
 ) -> str:
-    """Read a stored tool result in full (or a byte range of it) by its sha256."""
+    """Read a compressed tool result in full (or bytes start to end) by its sha256."""
     blobs = ctx.blobs if ctx.blobs is not None else (ctx.memory.blobs if ctx.memory else None)
     if blobs is None:
         return "error: no stored tool results are available in this chat"
@@ -76,25 +83,19 @@ async def open_blob(
 @tool(tier="action", result_tokens=120)
 async def update_narrative(
     ctx: ToolContext,
-    objective: Annotated[str | None, Field(max_length=300, description="what the user is after now")] = None,
-    state: Annotated[str | None, Field(max_length=300, description="where things stand")] = None,
-    achievements: Annotated[
-        list[Annotated[str, Field(max_length=200)]], Field(max_length=6, description="what got done")
-    ] = [],  # noqa: B006 - pydantic copies defaults
+    objective: Annotated[str | None, Field(max_length=300)] = None,
+    state: Annotated[str | None, Field(max_length=300)] = None,
+    achievements: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=6)] = [],  # noqa: B006 - pydantic copies defaults
     entities: Annotated[
         list[Annotated[str, Field(max_length=80)]],
         Field(max_length=8, description="people, projects, files in play"),
     ] = [],  # noqa: B006
     next_steps: Annotated[
         list[Annotated[str, Field(max_length=200)]] | None,
-        Field(max_length=6, description="what comes next (replaces the old list)"),
+        Field(max_length=6, description="replaces the list"),
     ] = None,
 ) -> str:
-    """Update the conversation's running narrative, which is shown at the top of every turn.
-
-    Call it when the user's objective changes, something is achieved, or the plan moves on. Fields
-    left out are kept.
-    """
+    """Update the narrative shown every turn when the objective or plan moves on; omitted fields stay."""
     if ctx.memory is None:
         return _NO_MEMORY
     if not any((objective, state, achievements, entities, next_steps is not None)):
@@ -115,10 +116,10 @@ async def update_narrative(
 
 @tool(tier="action", result_tokens=60)
 async def record_decision(
-    decision: Annotated[str, Field(min_length=3, max_length=300, description="the decision, one sentence")],
+    decision: Annotated[str, Field(min_length=3, max_length=300, description="one sentence")],
     ctx: ToolContext,
 ) -> str:
-    """Record a decision the user made, so it stays in context for the rest of the conversation."""
+    """Keep a decision the user made in context for the rest of the chat."""
     scrubber = ctx.memory.scrubber if ctx.memory is not None else Scrubber()
     text = scrubber.scrub_text(" ".join(decision.split()))
     if ctx.memory is not None:
@@ -137,5 +138,37 @@ async def record_decision(
 
 
 def memory_tools() -> list[Tool]:
-    """The four housekeeping tools, ready to register."""
-    return [recall_segments, open_blob, update_narrative, record_decision]
+    """The four housekeeping tools, ready to register (compact schemas: they travel on every call)."""
+    return [compact(t) for t in (recall_segments, open_blob, update_narrative, record_decision)]
+
+
+def has_past(memory: Memory | None) -> bool:
+    """Whether ``memory`` holds something a retrieval tool could bring back.
+
+    True once part of the conversation has left working memory (segments, summaries) or a tool
+    result was stored compressed (a blob reference), and true from then on for that memory.
+    """
+    if memory is None:
+        return False
+    if _HAS_PAST.get(memory):
+        return True
+    found = memory.live_from > 0 or any(
+        turn.role == "tool" and _BLOB_MARK in turn.text for turn in memory.turns
+    )
+    if found:
+        _HAS_PAST[memory] = True
+    return found
+
+
+def offered(definitions: Sequence[dict[str, Any]], memory: Memory | None) -> list[dict[str, Any]]:
+    """The tool definitions to send for a chat: retrieval tools only once it has a past (issue 17).
+
+    A chat whose whole conversation is in the prompt has nothing to recall and no compressed result
+    to open, so ``recall_segments`` and ``open_blob`` (143 tokens) are left out of its prompts. They
+    appear with the first archived segment or stored blob and then stay (:func:`has_past` never
+    turns false), so the tool list — the front of every prompt — changes once per chat at most.
+    The executor still runs them if called: only the offer is held back.
+    """
+    if has_past(memory):
+        return list(definitions)
+    return [d for d in definitions if d.get("function", {}).get("name") not in RETRIEVAL_TOOL_NAMES]

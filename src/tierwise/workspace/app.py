@@ -20,8 +20,11 @@ from tierwise.chat.engine import ChatEngine
 from tierwise.providers import OpenAICompatProvider, Provider, ProviderSettings
 from tierwise.store import Store
 from tierwise.store.models import utcnow
+from tierwise.workspace.adaptive import AdaptiveBudgets
 from tierwise.workspace.calendar import Calendar, LocalCalendar
 from tierwise.workspace.context import SYSTEM_PROMPT, WorkspaceContext
+from tierwise.workspace.context_cache import ContextCache
+from tierwise.workspace.prefetch import Prefetcher
 from tierwise.workspace.repository import Workspace
 from tierwise.workspace.tools import WORKSPACE_STRATEGIES, workspace_tools
 
@@ -90,10 +93,17 @@ def assistant_engine(
         guard: spending limits, if any.
         calendar: the calendar (default: the local one in the store).
         clock: the current time, aware; tests and benchmarks fix it.
-        options: passed on to :class:`~tierwise.chat.engine.ChatEngine`.
+        options: passed on to :class:`~tierwise.chat.engine.ChatEngine`, except ``context_cache``
+            (a :class:`~tierwise.workspace.context_cache.ContextCache`, ``None`` for none) and
+            ``prefetch`` (a :class:`~tierwise.workspace.prefetch.Prefetcher`) and ``adaptive`` (an
+            :class:`~tierwise.workspace.adaptive.AdaptiveBudgets`), ``None`` for none: seed 000 §10's
+            location cache, detail prefetching and adaptive related layers, on by default.
     """
     calendar = calendar or LocalCalendar(store)
     title_provider = None if is_offline(provider) else provider
+    cache = options.pop("context_cache", ContextCache())
+    prefetch = options.pop("prefetch", Prefetcher())
+    adaptive = options.pop("adaptive", AdaptiveBudgets())
     return ChatEngine(
         store,
         provider,
@@ -102,8 +112,8 @@ def assistant_engine(
         system=SYSTEM_PROMPT,
         guard=guard,
         title_provider=options.pop("title_provider", title_provider),
-        context=WorkspaceContext(store, calendar=calendar, clock=clock),
-        tool_extras={"clock": clock, "calendar": calendar},
+        context=WorkspaceContext(store, calendar=calendar, clock=clock, cache=cache, adaptive=adaptive),
+        tool_extras={"clock": clock, "calendar": calendar, "prefetch": prefetch, "adaptive": adaptive},
         tool_strategies=WORKSPACE_STRATEGIES,
         **options,
     )

@@ -82,19 +82,19 @@ def get_calendar_events(
     ctx: ToolContext,
     timeMin: Annotated[
         str | None,
-        Field(description="Start time (defaults to now)", json_schema_extra={"format": "date-time"}),
+        Field(description="Default: now", json_schema_extra={"format": "date-time"}),
     ] = None,
     timeMax: Annotated[
         str | None,
-        Field(description="End time (defaults to 7 days)", json_schema_extra={"format": "date-time"}),
+        Field(description="Default: 7 days on", json_schema_extra={"format": "date-time"}),
     ] = None,
     limit: Annotated[
         int,
-        Field(description="Max events to return (at most 100)", json_schema_extra={"maximum": 100}),
+        Field(json_schema_extra={"maximum": 100}),
     ] = 20,
     offset: _offset() = 0,  # type: ignore[valid-type]
 ) -> dict[str, Any]:
-    """Get calendar events (abbreviated)."""
+    """Calendar events, abbreviated."""
     ws, user, now = session(ctx)
     zone = ws.profile(user).zone
     start, end = _window(timeMin, timeMax, zone, now)
@@ -120,10 +120,10 @@ def find_available_slots(
     duration_minutes: Annotated[int, Field(ge=5, le=1440)] = 60,
     preferred_hours: Annotated[
         list[Annotated[int, Field(ge=0, le=23)]] | None,
-        Field(description="Hours 0-23, e.g. [9,10,11,14,15,16]"),
+        Field(description="e.g. [9,10,11]"),
     ] = None,
 ) -> dict[str, Any]:
-    """Find available time slots within working hours, around busy events."""
+    """Free slots in working hours, preferred hours first."""
     ws, user, now = session(ctx)
     profile = ws.profile(user)
     zone = profile.zone
@@ -176,7 +176,7 @@ def schedule_task(
     duration_minutes: Annotated[int | None, Field(ge=5, le=1440)] = None,
     recurrence_pattern: Literal["daily", "weekdays", "weekly", "biweekly", "monthly"] | None = None,
 ) -> dict[str, Any]:
-    """Schedule task to calendar (an event linked to the task; optionally recurring)."""
+    """Put a task on the calendar (a linked event, optionally recurring)."""
     ws, user, now = session(ctx)
     profile = ws.profile(user)
     task = ws.task_details(user, task_id.strip(), include_subtasks=False, now=now)

@@ -19,7 +19,7 @@ Everything else stays one tool call away, which is what keeps the initial contex
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -27,56 +27,47 @@ import sqlalchemy as sa
 from tierwise.packing.layers import ContextLayer
 from tierwise.store import Chat, Store
 from tierwise.store.models import utcnow
+from tierwise.workspace.adaptive import AdaptiveBudgets
 from tierwise.workspace.calendar import Calendar, LocalCalendar
+from tierwise.workspace.context_cache import ContextCache
 from tierwise.workspace.models import BrainDump, Note
 from tierwise.workspace.repository import Profile, Workspace, WorkspaceNotFound
 from tierwise.workspace.views import PREVIEW_LIMITS, preview
 
 __all__ = ["CONTEXT_TYPES", "SYSTEM_PROMPT", "WorkspaceContext", "context_instructions"]
 
-CONTEXT_TYPES = ("global", "project", "task", "calendar")
+CONTEXT_TYPES = ("global", "project", "task", "calendar", "calendar_date")
 
 SYSTEM_PROMPT = """\
 You are tierwise's assistant for a person who juggles many projects. Be calm and concise: short \
-bullets, no walls of text, one question at a time.
+bullets, one question at a time.
 
 ## Progressive information access
-1. LIST/SEARCH tools return abbreviated data — use them first, even when the user names an item:
-   list_tasks (100-char previews), search_projects (500-char context preview), search_notes \
-(200-char previews), get_calendar_events.
-2. DETAIL tools return everything — only when the user asks about a specific item, you need its \
-full text to answer, or you are about to change it: get_task_details, get_project_details, \
-get_note_details.
-3. ACTION tools change data: create_task, update_task, update_project_context. Say what you changed.
-4. CALENDAR tools: find_available_slots before schedule_task; times are the user's local time.
-
-Show abbreviated results first and say that more detail is available; never fetch details for \
-every item of a list. Ids come from tool results (task_…, proj_…, note_…); never invent one.
+1. List/search tools return previews: use them first, even when the user names an item.
+2. Detail tools (get_*_details) return everything: only for one item the user asks about, whose \
+full text you need, or that you will change; never for every item of a list.
+3. Say what an action changed. find_available_slots before schedule_task; times are local.
+Ids come from tool results (task_…, proj_…, note_…); never invent one.
 
 ## Memory
-Earlier parts of this conversation appear as a narrative, segment headers (S1, S2, …) and \
-summaries: recall_segments brings one back; open_blob reads a compressed tool result in full."""
+Earlier parts of the chat show as a narrative and segments (S1, S2, …): recall_segments brings one \
+back; open_blob reads a compressed tool result."""
 
 _INSTRUCTIONS = {
     "project": (
         "## Current context: project\n"
-        "The abbreviated project context above shows its status, the first 500 characters of its "
-        'context and its top active tasks. When the user says "tasks" without naming a project, '
-        "they mean this project's: pass its project_id to list_tasks."
+        '"Tasks" without a project means this project\'s: pass its project_id to list_tasks.'
     ),
     "task": (
         "## Current context: task\n"
-        "The abbreviated task context above shows 100-character previews and its project. The user "
-        "is likely interested in its subtasks, scheduling it, its dependencies or updating it."
+        "The user likely means this task: its subtasks, dependencies, schedule or changes."
     ),
     "calendar": (
-        "## Current context: calendar\n"
-        "The user is planning time. Use get_calendar_events and find_available_slots; confirm a slot "
-        "before schedule_task."
+        "## Current context: calendar\nThe user is planning time: confirm a slot before schedule_task."
     ),
     "global": (
         "## Current context: overview\n"
-        "No project is selected. Use search_projects or list_tasks to find what the user means."
+        "No project is selected: search_projects or list_tasks finds what the user means."
     ),
 }
 
@@ -86,7 +77,8 @@ _TOP_TASKS = 5
 
 def context_instructions(context_type: str) -> str:
     """Seed 000 §5.2's prompt addition for a location (``global`` for unknown types)."""
-    return _INSTRUCTIONS.get(context_type, _INSTRUCTIONS["global"])
+    kind = "calendar" if context_type == "calendar_date" else context_type  # one day of it
+    return _INSTRUCTIONS.get(kind, _INSTRUCTIONS["global"])
 
 
 def _when(moment: datetime, zone: Any) -> str:
@@ -104,6 +96,10 @@ class WorkspaceContext:
         store: the store holding the workspace.
         calendar: the calendar (default: the local calendar in the store).
         clock: the current time, aware (default: the system clock); benchmarks and tests fix it.
+        cache: where built locations are kept between turns until a write (seed 000 §10.2;
+            :mod:`tierwise.workspace.context_cache`); ``None`` builds every turn.
+        adaptive: how many related items each location shows, following use (seed 000 §10.3;
+            :mod:`tierwise.workspace.adaptive`); ``None`` shows five notes everywhere.
 
     Example:
         >>> store = Store.open("sqlite://")
@@ -114,12 +110,20 @@ class WorkspaceContext:
     """
 
     def __init__(
-        self, store: Store, *, calendar: Calendar | None = None, clock: Callable[[], datetime] = utcnow
+        self,
+        store: Store,
+        *,
+        calendar: Calendar | None = None,
+        clock: Callable[[], datetime] = utcnow,
+        cache: ContextCache | None = None,
+        adaptive: AdaptiveBudgets | None = None,
     ) -> None:
         self.store = store
         self.workspace = Workspace(store)
         self.calendar = calendar or LocalCalendar(store)
         self.clock = clock
+        self.cache = cache
+        self.adaptive = adaptive
 
     def __call__(self, user_id: str, chat: Chat) -> Sequence[ContextLayer]:
         """The layers for one turn of ``chat``."""
@@ -132,26 +136,20 @@ class WorkspaceContext:
         now = self.clock()
         profile = self.workspace.profile(user_id)
         kind = context_type if context_type in CONTEXT_TYPES else "global"
-        try:
-            if kind == "project" and entity_id:
-                location, related = (
-                    self.project(user_id, entity_id, now),
-                    self._project_related(user_id, entity_id),
-                )
-            elif kind == "task" and entity_id:
-                location, related = (
-                    self.task(user_id, entity_id, now),
-                    self._task_related(user_id, entity_id, now),
-                )
-            elif kind == "calendar":
-                location, related = self.calendar_view(user_id, profile, now), ""
-            else:
-                kind, location, related = "global", self.overview(user_id, profile, now), ""
-        except WorkspaceNotFound:  # the chat's project or task was deleted: say so, show the overview
-            kind, related = "global", ""
-            location = f"(The chat's {context_type} {entity_id} no longer exists.)\n\n" + self.overview(
-                user_id, profile, now
+        where = (kind, entity_id)
+        adapts = self.adaptive is not None and kind == "project"
+        allowance = self.adaptive.allowance(user_id, where) if self.adaptive and adapts else _RECENT
+        if self.cache is None:
+            kind, location, related, shown = self._build(user_id, kind, entity_id, profile, now, allowance)
+        else:
+            kind, location, related, shown = self.cache.get(
+                self.store,
+                user_id,
+                (kind, entity_id, profile.timezone, allowance),
+                lambda: self._build(user_id, kind, entity_id, profile, now, allowance),
             )
+        if self.adaptive is not None and adapts:
+            self.adaptive.shown(user_id, where, shown)
         local = now.astimezone(profile.zone)
         header = f"Now: {local.strftime('%A %Y-%m-%d %H:%M')} ({profile.timezone})"
         layers = []
@@ -163,6 +161,39 @@ class WorkspaceContext:
         if related:
             layers.append(ContextLayer("related", "related", related))
         return layers
+
+    def _build(
+        self,
+        user_id: str,
+        kind: str,
+        entity_id: str | None,
+        profile: Profile,
+        now: datetime,
+        allowance: int = _RECENT,
+    ) -> tuple[str, str, str, list[str]]:
+        """(kind shown, location, related, related ids shown) for a location: what :attr:`cache` keeps."""
+        context_type, shown = kind, list[str]()
+        try:
+            if kind == "project" and entity_id:
+                location = self.project(user_id, entity_id, now)
+                related, shown = self._project_related(user_id, entity_id, allowance)
+            elif kind == "task" and entity_id:
+                location, related = (
+                    self.task(user_id, entity_id, now),
+                    self._task_related(user_id, entity_id, now),
+                )
+            elif kind == "calendar":
+                location, related = self.calendar_view(user_id, profile, now), ""
+            elif kind == "calendar_date" and entity_id:  # one day (YYYY-MM-DD, checked on creation)
+                location, related = self.calendar_view(user_id, profile, now, day=entity_id), ""
+            else:
+                kind, location, related = "global", self.overview(user_id, profile, now), ""
+        except WorkspaceNotFound:  # the chat's project or task was deleted: say so, show the overview
+            kind, related = "global", ""
+            location = f"(The chat's {context_type} {entity_id} no longer exists.)\n\n" + self.overview(
+                user_id, profile, now
+            )
+        return kind, location, related, shown
 
     # -- locations ----------------------------------------------------------------------------------
 
@@ -177,6 +208,8 @@ class WorkspaceContext:
             now=now,
         )
         context = details.get("context") or ""
+        # seed 000 §3.2: the executive summary; the description only stands in when there is none
+        summary = details.get("executive_summary") or details.get("description") or "No summary yet"
         limit = PREVIEW_LIMITS["project_context"]
         cut = preview(context, limit) or "No context captured"
         more = "\n... [use get_project_details for full context]" if len(context.strip()) > limit else ""
@@ -192,10 +225,9 @@ class WorkspaceContext:
             f"- Period: {details.get('start_date') or 'Not set'} to {details.get('end_date') or 'Not set'}\n"
             f"- Tasks: {details['in_progress_task_count']} in progress, {details['active_task_count']} open, "
             f"{details['completed_task_count']} done, {details['task_count']} total\n\n"
-            f"### Executive Summary\n{details.get('executive_summary') or 'No summary generated yet'}\n\n"
-            f"### Description\n{details.get('description') or 'No description'}\n\n"
+            f"### Executive Summary\n{summary}\n\n"
             f"### Context Preview ({limit} chars)\n{cut}{more}\n\n"
-            f"### Top Active Tasks\n{top or '- none'}\n\nUse tools to explore more details."
+            f"### Top Active Tasks\n{top or '- none'}"
         )
 
     def task(self, user_id: str, task_id: str, now: datetime) -> str:
@@ -219,9 +251,13 @@ class WorkspaceContext:
             f"Use get_task_details('{task['id']}') for complete information."
         )
 
-    def calendar_view(self, user_id: str, profile: Profile, now: datetime) -> str:
-        """The next three days' events, abbreviated."""
-        events = self.calendar.events(user_id, now, now + timedelta(days=3))
+    def calendar_view(self, user_id: str, profile: Profile, now: datetime, day: str | None = None) -> str:
+        """The next three days' events, abbreviated (with ``day``, YYYY-MM-DD: that day's)."""
+        if day is not None:
+            start = datetime.combine(date.fromisoformat(day), datetime.min.time(), profile.zone)
+            events = self.calendar.events(user_id, start, start + timedelta(days=1))
+        else:
+            events = self.calendar.events(user_id, now, now + timedelta(days=3))
         lines = [
             f"- {_day(e.start, profile.zone) if e.all_day else _when(e.start, profile.zone)} {e.summary}"
             + (f" · task {e.linked_task_id}" if e.linked_task_id else "")
@@ -229,8 +265,9 @@ class WorkspaceContext:
         ]
         more = f"\n- … {len(events) - 12} more (get_calendar_events)" if len(events) > 12 else ""
         hours = f"{profile.work_start_hour:02d}:00–{profile.work_end_hour:02d}:00"
+        when = f"{date.fromisoformat(day).strftime('%A %d %B %Y')}" if day else "the next 3 days"
         return (
-            f"## Calendar: the next 3 days (working hours {hours})\n"
+            f"## Calendar: {when} (working hours {hours})\n"
             + ("\n".join(lines) or "- nothing scheduled")
             + more
         )
@@ -271,19 +308,20 @@ class WorkspaceContext:
 
     # -- related --------------------------------------------------------------------------------------
 
-    def _project_related(self, user_id: str, project_id: str) -> str:
+    def _project_related(self, user_id: str, project_id: str, limit: int = _RECENT) -> tuple[str, list[str]]:
+        """The related layer of a project (``limit`` recent notes, some brain dumps) and its note ids."""
         with self.store.session() as session:
             notes = session.execute(
                 sa.select(Note.id, Note.title)
                 .where(Note.user_id == user_id, Note.project_id == project_id)
                 .order_by(Note.created_at.desc(), Note.id)
-                .limit(_RECENT)
+                .limit(limit)
             ).all()
             dumps = session.execute(
                 sa.select(BrainDump.id, BrainDump.title)
                 .where(BrainDump.user_id == user_id, BrainDump.project_id == project_id)
                 .order_by(BrainDump.created_at.desc(), BrainDump.id)
-                .limit(3)
+                .limit(min(3, limit))
             ).all()
         lines = []
         if notes:
@@ -291,8 +329,9 @@ class WorkspaceContext:
                 "Recent notes (get_note_details): " + "; ".join(f"{t or 'Untitled'} · {i}" for i, t in notes)
             )
         if dumps:
-            lines.append("Recent brain dumps: " + "; ".join(f"{t or 'Untitled'} · {i}" for i, t in dumps))
-        return "\n".join(lines)
+            # titles only: no tool opens one dump by id (get_project_details includes them)
+            lines.append("Recent brain dumps: " + "; ".join(t or "Untitled" for _, t in dumps))
+        return "\n".join(lines), [i for i, _ in notes]
 
     def _task_related(self, user_id: str, task_id: str, now: datetime) -> str:
         task = self.workspace.task_details(user_id, task_id, include_subtasks=True, now=now)

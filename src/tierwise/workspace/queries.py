@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from tierwise.errors import InputError, UserError
 from tierwise.store import Store
 from tierwise.store.models import utcnow
+from tierwise.workspace.context_cache import touch
 from tierwise.workspace.models import (
     BrainDump,
     Note,
@@ -209,6 +210,7 @@ class WorkspaceQueries:
                 for key, value in merged.items():
                     setattr(row, key, value)
                 row.updated_at = utcnow()
+        touch(self.store, user_id)  # working hours and the time zone show in cached contexts
         return self.profile(user_id)
 
     # -- lookups ------------------------------------------------------------------------------------

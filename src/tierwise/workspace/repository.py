@@ -7,15 +7,17 @@ given, and another user's id looks exactly like an id that does not exist (:clas
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
 from tierwise.errors import InputError
 from tierwise.store.models import utcnow
+from tierwise.workspace.context_cache import touch
 from tierwise.workspace.ids import new_workspace_id
 from tierwise.workspace.models import (
     MERGE_STRATEGIES,
@@ -40,6 +42,21 @@ from tierwise.workspace.views import abbreviated_note, abbreviated_project, abbr
 
 __all__ = ["TASK_UPDATE_FIELDS", "Profile", "Workspace", "WorkspaceNotFound", "parse_moment"]
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _writes(method: F) -> F:
+    """A write: then (even if it failed) the user's cached contexts and prefetched details are stale."""
+
+    @functools.wraps(method)
+    def wrapper(self: Workspace, user_id: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, user_id, *args, **kwargs)
+        finally:
+            touch(self.store, user_id)
+
+    return wrapper  # type: ignore[return-value]
+
 
 class Workspace(WorkspaceQueries):
     """Reads and writes of one database's workspace rows, each call scoped by ``user_id``.
@@ -58,6 +75,7 @@ class Workspace(WorkspaceQueries):
         ['Book the venue']
     """
 
+    @_writes
     def create_project(
         self,
         user_id: str,
@@ -109,6 +127,7 @@ class Workspace(WorkspaceQueries):
         hints = {k: stats.pop(k) for k in ("has_phases", "has_notes", "has_brain_dumps")}
         return abbreviated_project(row, stats, hints)
 
+    @_writes
     def create_note(
         self,
         user_id: str,
@@ -143,6 +162,7 @@ class Workspace(WorkspaceQueries):
             names = self._project_names(session, user_id, [project_id])
             return abbreviated_note(row, project_name=names.get(project_id or ""))
 
+    @_writes
     def create_task(
         self,
         user_id: str,
@@ -207,6 +227,7 @@ class Workspace(WorkspaceQueries):
             names = self._project_names(session, user_id, [project_id])
             return abbreviated_task(row, zone, now=now, project_name=names.get(project_id or ""))
 
+    @_writes
     def update_task(
         self, user_id: str, task_id: str, updates: dict[str, Any], *, now: datetime | None = None
     ) -> tuple[dict[str, Any], list[str]]:
@@ -248,6 +269,7 @@ class Workspace(WorkspaceQueries):
             )
         return record, changed
 
+    @_writes
     def mark_scheduled(
         self,
         user_id: str,
@@ -268,6 +290,7 @@ class Workspace(WorkspaceQueries):
                 task.task_type, task.recurrence_pattern = "recurring", recurrence_pattern
             task.updated_at = now or utcnow()
 
+    @_writes
     def update_project_context(
         self,
         user_id: str,

@@ -30,8 +30,14 @@ projects first. Every list (and ``get_calendar_events``) is a page cut to the to
 ``offset`` parameter. A detail tool given an unknown id searches with the id's words and names what
 it found (:mod:`tierwise.workspace.similar`) instead of seed 000's fallback of listing every task.
 
-Optional parameters appear in the schema without ``null`` (the validation still accepts ``null``, as
-"not given"): smaller schemas cost fewer tokens on every call.
+Seed 000 §10: with ``extras["prefetch"]`` (a :class:`~tierwise.workspace.prefetch.Prefetcher`) a list
+call has its top row's detail made in the background and the detail tool serves it if asked next;
+with ``extras["adaptive"]`` (:class:`~tierwise.workspace.adaptive.AdaptiveBudgets`) ``get_note_details``
+reports the note it opened, so a project chat's related layer grows when used.
+
+Schemas are :func:`~tierwise.tools.compact.compact`: optional parameters without ``null`` (the
+validation still accepts it, as "not given"), no defaults that say nothing, one-line descriptions —
+they are sent on every model call.
 
 Each tool reads its user, store and clock from :class:`~tierwise.tools.ToolContext` (``extras``:
 ``clock`` — a function returning the current aware datetime — and ``calendar``), so a user can only
@@ -42,8 +48,6 @@ model can act on.
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -51,9 +55,12 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from tierwise.store.models import utcnow
+from tierwise.tools.compact import compact
 from tierwise.tools.definition import Tool, ToolContext, tool
 from tierwise.tools.strategies import DEFAULT_STRATEGIES, FailureStrategy
+from tierwise.workspace.adaptive import AdaptiveBudgets
 from tierwise.workspace.pages import drop, fit_page, lean, shorten
+from tierwise.workspace.prefetch import Prefetcher
 from tierwise.workspace.queries import OPEN_TASK_STATUSES
 from tierwise.workspace.repository import Workspace
 from tierwise.workspace.similar import or_similar
@@ -78,14 +85,13 @@ def _limit(default: int, maximum: int, what: str) -> Any:
         AfterValidator(_clamp(1, maximum)),
         Field(
             default=default,
-            description=f"Maximum {what} to return (at most {maximum})",
             json_schema_extra={"maximum": maximum},
         ),
     ]
 
 
 class TaskUpdates(BaseModel):
-    """The fields of a task to change; leave out what stays."""
+    """Only the fields to change."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -114,9 +120,25 @@ def session(ctx: ToolContext) -> tuple[Workspace, str, datetime]:
 # -- list / search ---------------------------------------------------------------------------------
 
 
+def _prefetch(ctx: ToolContext, kind: str, rows: list[Any], detail: Callable[[str], Any]) -> None:
+    """Seed 000 §10.1: make the top row's detail in the background (``extras["prefetch"]``)."""
+    prefetcher = ctx.extras.get("prefetch")
+    if isinstance(prefetcher, Prefetcher) and rows and ctx.user_id is not None:
+        top = str(rows[0]["id"])
+        prefetcher.offer(ctx.store, ctx.user_id, kind, top, lambda: detail(top))
+
+
+def _prefetched(ctx: ToolContext, kind: str, item_id: str) -> Any | None:
+    """The detail :func:`_prefetch` made, if it is this one and still fresh; else ``None``."""
+    prefetcher = ctx.extras.get("prefetch")
+    if not isinstance(prefetcher, Prefetcher) or ctx.user_id is None:
+        return None
+    return prefetcher.take(ctx.store, ctx.user_id, kind, item_id)
+
+
 def _offset() -> Any:
     return Annotated[
-        int, AfterValidator(_clamp(0, 1_000_000)), Field(default=0, description="From next_offset")
+        int, AfterValidator(_clamp(0, 1_000_000)), Field(default=0, description="next_offset of a page")
     ]
 
 
@@ -134,26 +156,19 @@ def _showing(what: str, offset: int, total: int, then: str) -> Callable[[int, bo
 @tool(tier="list", result_tokens=600)
 def list_tasks(
     ctx: ToolContext,
-    project_id: Annotated[str | None, Field(description="Filter by specific project")] = None,
-    status: Annotated[
-        list[Status] | None, Field(description="Filter by status (default: open; with a query: all)")
-    ] = None,
-    priority: Annotated[
-        list[Priority] | None, Field(description="Filter by priority (multiple allowed)")
-    ] = None,
-    has_date: Annotated[bool | None, Field(description="Only tasks with start_date")] = None,
-    query: Annotated[str | None, Field(description="Words to find in the title or description")] = None,
+    project_id: str | None = None,
+    status: Annotated[list[Status] | None, Field(description="Default: open (with a query: all)")] = None,
+    priority: list[Priority] | None = None,
+    has_date: Annotated[bool | None, Field(description="Only scheduled tasks")] = None,
+    query: Annotated[str | None, Field(description="Words in title or description")] = None,
     limit: _limit(20, 50, "tasks") = 20,  # type: ignore[valid-type]
     sort_by: Annotated[
         Literal["priority", "start_date", "created_at"] | None,
-        Field(description="Default: overdue and due soon first, then priority"),
+        Field(description="Default: overdue and due soon, then priority"),
     ] = None,
     offset: _offset() = 0,  # type: ignore[valid-type]
 ) -> dict[str, Any]:
-    """Get abbreviated list of tasks. Returns task summaries with first 100 chars of descriptions.
-
-    Use get_task_details for complete information about specific tasks.
-    """
+    """Tasks, abbreviated (100-char previews); get_task_details for one in full."""
     ws, user, now = session(ctx)
     tasks, total = ws.list_tasks(
         user,
@@ -168,7 +183,7 @@ def list_tasks(
         offset=offset,
     )
     what = "tasks" if status else "tasks (open first)" if query else "open tasks"
-    return fit_page(
+    page = fit_page(
         [lean(t) for t in tasks],
         key="tasks",
         budget=list_tasks.result_tokens,
@@ -177,26 +192,25 @@ def list_tasks(
         message=_showing(what, offset, total, "Use get_task_details(task_id) for full information."),
         shrink=(drop("details_preview"), drop("description_preview")),
     )
+    _prefetch(ctx, "task", page["tasks"], lambda i: ws.task_details(user, i, now=now))
+    return page
 
 
 @tool(tier="list", result_tokens=600)
 def search_projects(
     ctx: ToolContext,
-    query: Annotated[str | None, Field(description="Search in name, description, tags")] = None,
+    query: Annotated[str | None, Field(description="Words in name, description, tags")] = None,
     status: ProjectStatus | None = None,
-    has_active_tasks: Annotated[bool | None, Field(description="Only projects with active tasks")] = None,
+    has_active_tasks: bool | None = None,
     limit: _limit(10, 20, "projects") = 10,  # type: ignore[valid-type]
     offset: _offset() = 0,  # type: ignore[valid-type]
 ) -> dict[str, Any]:
-    """Search projects returning abbreviated info with 500 char context preview.
-
-    Use get_project_details for full context and detailed information.
-    """
-    ws, user, _ = session(ctx)
+    """Projects, abbreviated (500-char context previews); get_project_details for one in full."""
+    ws, user, now = session(ctx)
     projects, total = ws.search_projects(
         user, query=query, status=status, has_active_tasks=has_active_tasks, limit=limit, offset=offset
     )
-    return fit_page(
+    page = fit_page(
         [lean(drop("slug", "in_progress_task_count")(p)) for p in projects],
         key="projects",
         budget=search_projects.result_tokens,
@@ -205,26 +219,25 @@ def search_projects(
         message=_showing("projects", offset, total, "Use get_project_details(project_id) for full context."),
         shrink=(drop("context_preview"), drop("executive_summary")),
     )
+    _prefetch(ctx, "project", page["projects"], lambda i: ws.project_details(user, i, now=now))
+    return page
 
 
 @tool(tier="list", result_tokens=600)
 def search_notes(
     ctx: ToolContext,
-    query: Annotated[str | None, Field(description="Search in title and content")] = None,
-    project_id: Annotated[str | None, Field(description="Filter by project")] = None,
-    category: Annotated[str | None, Field(description="Filter by category")] = None,
+    query: Annotated[str | None, Field(description="Words in title or content")] = None,
+    project_id: str | None = None,
+    category: str | None = None,
     limit: _limit(10, 50, "notes") = 10,  # type: ignore[valid-type]
     offset: _offset() = 0,  # type: ignore[valid-type]
 ) -> dict[str, Any]:
-    """Search notes returning abbreviated content (200 char preview).
-
-    Use get_note_details for full content.
-    """
+    """Notes, abbreviated (200-char previews); get_note_details for one in full."""
     ws, user, _ = session(ctx)
     notes, total = ws.search_notes(
         user, query=query, project_id=project_id, category=category, limit=limit, offset=offset
     )
-    return fit_page(
+    page = fit_page(
         notes,
         key="notes",
         budget=search_notes.result_tokens,
@@ -233,6 +246,8 @@ def search_notes(
         message=_showing("notes", offset, total, "Use get_note_details(note_id) for full content."),
         shrink=(shorten("content_preview", 100), drop("content_preview")),
     )
+    _prefetch(ctx, "note", page["notes"], lambda i: ws.note_details(user, i))
+    return page
 
 
 # -- details ---------------------------------------------------------------------------------------
@@ -241,14 +256,15 @@ def search_notes(
 @tool(tier="detail")
 def get_task_details(
     ctx: ToolContext,
-    task_id: Annotated[str, Field(description="Task ID from list_tasks")],
-    include_subtasks: Annotated[bool, Field(description="Include full subtask details")] = True,
-    include_project_context: Annotated[bool, Field(description="Include parent project context")] = False,
+    task_id: str,
+    include_subtasks: bool = True,
+    include_project_context: bool = False,
 ) -> dict[str, Any]:
-    """Get COMPLETE details for a specific task including full descriptions, all subtasks, dependencies, and parent project context."""  # noqa: E501
+    """One task in full: texts, subtasks, dependencies, project."""
     ws, user, now = session(ctx)
     asked = task_id.strip()
-    task = or_similar(
+    ready = _prefetched(ctx, "task", asked) if include_subtasks and not include_project_context else None
+    task = ready or or_similar(
         ws,
         user,
         "task",
@@ -271,16 +287,18 @@ def get_task_details(
 @tool(tier="detail", result_tokens=1200)
 def get_project_details(
     ctx: ToolContext,
-    project_id: Annotated[str, Field(description="Project ID from search_projects")],
-    include_tasks: Annotated[bool, Field(description="Include abbreviated task list")] = False,
-    include_phases: Annotated[bool, Field(description="Include project phases")] = True,
-    include_notes: Annotated[bool, Field(description="Include recent notes (abbreviated)")] = False,
-    include_brain_dumps: Annotated[bool, Field(description="Include recent brain dumps")] = False,
+    project_id: str,
+    include_tasks: bool = False,
+    include_phases: bool = True,
+    include_notes: bool = False,
+    include_brain_dumps: bool = False,
 ) -> dict[str, Any]:
-    """Get COMPLETE project details including full context, core dimensions, all phases, and optionally tasks and notes."""  # noqa: E501
+    """One project in full; its tasks, notes, brain dumps (abbreviated) if asked."""
     ws, user, now = session(ctx)
     asked = project_id.strip()
-    project = or_similar(
+    defaults = include_phases and not (include_tasks or include_notes or include_brain_dumps)
+    ready = _prefetched(ctx, "project", asked) if defaults else None
+    project = ready or or_similar(
         ws,
         user,
         "project",
@@ -306,13 +324,17 @@ def get_project_details(
 
 
 @tool(tier="detail", result_tokens=500)
-def get_note_details(
-    ctx: ToolContext, note_id: Annotated[str, Field(description="Note ID from search_notes")]
-) -> dict[str, Any]:
-    """Get complete note content."""
+def get_note_details(ctx: ToolContext, note_id: str) -> dict[str, Any]:
+    """One note in full."""
     ws, user, now = session(ctx)
     asked = note_id.strip()
-    note = or_similar(ws, user, "note", asked, now, lambda: ws.note_details(user, asked))
+    note = _prefetched(ctx, "note", asked) or or_similar(
+        ws, user, "note", asked, now, lambda: ws.note_details(user, asked)
+    )
+    adaptive = ctx.extras.get("adaptive")
+    if isinstance(adaptive, AdaptiveBudgets) and user:  # seed 000 §10.3: the related layer was used
+        project = note.get("project_id")
+        adaptive.opened(user, str(note["id"]), ("project", project) if project else None)
     return {"note": note, "message": "Complete note loaded."}
 
 
@@ -329,14 +351,11 @@ def create_task(
     task_type: Literal["one_off", "recurring"] = "one_off",
     duration_minutes: Annotated[int, Field(ge=1, le=1440)] = 60,
     start_date: Annotated[str | None, Field(json_schema_extra={"format": "date"})] = None,
-    parent_task_id: Annotated[str | None, Field(description="Create as subtask of another task")] = None,
-    recurrence_pattern: Annotated[
-        Literal["daily", "weekdays", "weekly", "biweekly", "monthly"] | None,
-        Field(description="How a recurring task repeats"),
-    ] = None,
-    details: Annotated[str | None, Field(description="Longer notes: steps, links, requirements")] = None,
+    parent_task_id: str | None = None,
+    recurrence_pattern: Literal["daily", "weekdays", "weekly", "biweekly", "monthly"] | None = None,
+    details: str | None = None,
 ) -> dict[str, Any]:
-    """Create a new task."""
+    """Create a task."""
     ws, user, now = session(ctx)
     task = ws.create_task(
         user,
@@ -358,7 +377,7 @@ def create_task(
 
 @tool(tier="action", result_tokens=250)
 def update_task(ctx: ToolContext, task_id: str, updates: TaskUpdates) -> dict[str, Any]:
-    """Update an existing task."""
+    """Change a task's fields."""
     ws, user, now = session(ctx)
     task, changed = ws.update_task(user, task_id.strip(), updates.model_dump(exclude_none=True), now=now)
     what = ", ".join(changed) if changed else "nothing (the values were already set)"
@@ -369,10 +388,10 @@ def update_task(ctx: ToolContext, task_id: str, updates: TaskUpdates) -> dict[st
 def update_project_context(
     ctx: ToolContext,
     project_id: str,
-    context_update: Annotated[str, Field(description="New context or addition")],
+    context_update: str,
     merge_strategy: Literal["replace", "append", "prepend"] = "append",
 ) -> dict[str, Any]:
-    """Update or append to project context."""
+    """Change a project's markdown context."""
     ws, user, now = session(ctx)
     result = ws.update_project_context(user, project_id.strip(), context_update, merge_strategy, now=now)
     verb = {"replace": "Replaced", "append": "Appended to", "prepend": "Prepended to"}[merge_strategy]
@@ -381,33 +400,6 @@ def update_project_context(
 
 
 # -- assembly --------------------------------------------------------------------------------------
-
-
-def _inline(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline ``$ref``s to ``$defs`` and drop ``null`` from optional parameters (seed-shaped schemas)."""
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(n) for n in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            target = copy.deepcopy(defs[node["$ref"].rsplit("/", 1)[-1]])
-            node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        options = node.get("anyOf")
-        if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
-            kept = next(o for o in options if o != {"type": "null"})
-            node = {**{k: v for k, v in node.items() if k != "anyOf"}, **kept}
-            if node.get("default", 0) is None:
-                del node["default"]
-        return {k: walk(v) for k, v in node.items() if k != "$defs"}
-
-    return walk(schema)  # type: ignore[no-any-return]
-
-
-def _seed_shaped(tool_: Tool) -> Tool:
-    return dataclasses.replace(tool_, parameters=_inline(tool_.parameters))
 
 
 WORKSPACE_TOOL_NAMES = (
@@ -461,4 +453,4 @@ def workspace_tools() -> list[Tool]:
         update_project_context,
         *calendar_tools.CALENDAR_TOOLS,
     ]
-    return [_seed_shaped(t) for t in tools]
+    return [compact(t) for t in tools]
