@@ -83,7 +83,7 @@ def test_chat_defaults_get_and_list(store: Store, alice: str) -> None:
         "New Chat",
         "global",
         None,
-        10_000,
+        None,  # no budget of its own: the engine's (migration 0007)
     )
     assert (first.key_decisions, first.created_entities, first.narrative) == ([], [], None)
     assert (first.message_count, first.messages_archived, first.total_tokens_used) == (0, 0, 0)

@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
 from tierwise.budget import BANDS, PruningBand, band_for_health
 from tierwise.errors import InputError, UserError
+from tierwise.providers.pricing import Price, lookup_price
 from tierwise.store import Store
 
-__all__ = ["BudgetExceeded", "CostGuard", "Limits", "MemoryLedger", "Spend", "StoreLedger"]
+__all__ = [
+    "BudgetExceeded",
+    "CostGuard",
+    "Limits",
+    "MemoryLedger",
+    "Spend",
+    "StoreLedger",
+    "unpriced_warning",
+]
 
 
 class BudgetExceeded(UserError):
@@ -65,6 +74,10 @@ class Limits:
             month_tokens=int(mt) if mt is not None else None,
             month_dollars=read("MONTHLY_DOLLAR_LIMIT", float),
         )
+
+    def dollars(self) -> bool:
+        """Whether a dollar limit (session or month) is set."""
+        return self.session_dollars is not None or self.month_dollars is not None
 
     def any(self) -> bool:
         """Whether any limit is set."""
@@ -260,3 +273,29 @@ class CostGuard:
         """
         at = at or datetime.now(UTC)
         self.ledger.record(user_id, chat_id, tokens, dollars, at, cached_tokens=cached_tokens)
+
+
+def unpriced_warning(limits: Limits, model: str | None, prices: Mapping[str, Price] | None) -> str | None:
+    """What to say when a dollar limit is set but ``model`` has no price (``None`` when all is well).
+
+    Such a model's calls cost $0 in the ledger, so a dollar limit would never be reached; the
+    message names the setting that gives the model a price.
+
+    Example:
+        >>> unpriced_warning(Limits(session_dollars=1.0), "my-local-model", {}) is not None
+        True
+        >>> unpriced_warning(Limits(session_dollars=1.0), "gpt-4o-mini", {}) is None
+        True
+    """
+    if not limits.dollars():
+        return None
+    if model and lookup_price(model, prices) is not None:
+        return None
+    named = model or "the model"
+    example = model or "*"
+    return (
+        f"a dollar limit is set but {named} has no known price, so its calls count as $0 and the "
+        "dollar limit can never be reached; give it a price in USD per 1M tokens with "
+        f'TIERWISE_PRICES=\'{{"{example}": {{"input": 0.5, "output": 1.5}}}}\' '
+        '(the key "*" prices every model the table lacks), or set a token limit instead'
+    )

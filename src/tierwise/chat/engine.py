@@ -37,7 +37,7 @@ from typing import Any
 
 from tierwise.budget import Budget, band_for_health
 from tierwise.chat import housekeeping
-from tierwise.chat.costguard import BudgetExceeded, CostGuard
+from tierwise.chat.costguard import BudgetExceeded, CostGuard, unpriced_warning
 from tierwise.chat.events import DoneEvent, ErrorEvent, ToolCallComplete, ToolCallStart, TurnEvent
 from tierwise.chat.memories import ChatMemories, default_memory, heavy, off_loop
 from tierwise.chat.titles import title_chat
@@ -46,6 +46,9 @@ from tierwise.chat.turn import (
     TurnResult,
     TurnState,
     account,
+    account_side_call,
+    chat_budget,
+    created_entities,
     last_step_note,
     store_records,
     stream_call,
@@ -58,9 +61,10 @@ from tierwise.memory.engine import Memory
 from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.prefix import cache_breakpoints
-from tierwise.providers.base import ModelRequest, ModelResponse, Provider, ToolCall
+from tierwise.packing.report import PackReport
+from tierwise.providers.base import ModelRequest, ModelResponse, Provider, ToolCall, Usage
 from tierwise.providers.errors import ProviderError
-from tierwise.providers.pricing import Price
+from tierwise.providers.pricing import Price, cost
 from tierwise.providers.settings import ProviderSettings
 from tierwise.store import Chat, Store
 from tierwise.tools.definition import Tool, ToolContext
@@ -178,6 +182,10 @@ class ChatEngine:
         if prices is None:  # read TIERWISE_PRICES once, not on every model call
             prices = ProviderSettings.load().prices or {}
         self.prices = prices
+        if guard is not None and (
+            unpriced := unpriced_warning(guard.limits, model or provider.model, prices)
+        ):
+            log.warning("%s", unpriced)  # a dollar limit this model's calls could never reach
         self.trace_path = trace_path
         self.tool_timeout_s = tool_timeout_s
         self.context = context
@@ -188,6 +196,7 @@ class ChatEngine:
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._upkeep: set[tuple[str, str]] = set()  # chats whose lock only upkeep after done holds
         self._wanted: set[tuple[str, str]] = set()  # … and a new turn waits for (a backlog yields)
+        self.live: dict[tuple[str, str], PackReport] = {}  # a running turn's last pack (status)
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -247,7 +256,7 @@ class ChatEngine:
                     yield ErrorEvent(f"{exc} (your message was not sent)", kind="budget")
                     yield DoneEvent(chat_id, "refused")
                     return
-            t = TurnState(user_id, chat_id, chat, start, Tracer())
+            t = TurnState(user_id, chat_id, chat, start, Tracer(), budget=chat_budget(self.budget, record))
             t.titled = record.title_generated or record.title.strip() not in ("", "New Chat")
             if content is not None:
                 t.seqs.append(chat.add({"role": "user", "content": content}).seq)
@@ -334,11 +343,12 @@ class ChatEngine:
         finally:
             self._upkeep.discard((t.user_id, t.chat_id))
             self._wanted.discard((t.user_id, t.chat_id))
+            self.live.pop((t.user_id, t.chat_id), None)
             t.queue.put_nowait(_SENTINEL)
 
     async def _steps(self, t: TurnState) -> None:
-        chat, budget = t.chat, self.budget
-        definitions = self.registry.definitions()
+        chat, budget = t.chat, t.budget or self.budget
+        definitions = housekeeping.offered(self.registry.definitions(), chat.memory)
         extra: Sequence[ContextLayer] = ()
         if self.context is not None:
             with t.tracer.span("context.sources"):
@@ -390,6 +400,7 @@ class ChatEngine:
                 )
             t.records.append((pack, list(chat.memory.events[events_before:])))
             t.reports.append(report)
+            self.live[(t.user_id, t.chat_id)] = report
             t.counted_prompt += report.total_tokens
             request = ModelRequest(
                 pack.messages,
@@ -452,6 +463,7 @@ class ChatEngine:
                 if result.error:
                     span.attributes["error"] = result.error
             t.finished[call.id] = result
+            t.created.extend(created_entities(result, step))
             t.emit(
                 ToolCallComplete(
                     call.id,
@@ -521,6 +533,7 @@ class ChatEngine:
                 str(first.get("content") or ""),
                 t.answer,
                 self.title_provider,
+                spend=partial(account_side_call, t, prices=self.prices),  # a title is spend too
             )
         if title is not None:
             t.title = title
@@ -556,7 +569,20 @@ class ChatEngine:
         next turn's upkeep when a new message waits for this chat.
         """
         key, memory = (t.user_id, t.chat_id), t.chat.memory
-        store_records(self.store, t, self.trace_path, lambda: memory.backlog and key in self._wanted)
+        store_records(
+            self.store,
+            t,
+            self.trace_path,
+            lambda: memory.backlog and key in self._wanted,
+            spend=partial(self._spend_upkeep, t),
+        )
+
+    def _spend_upkeep(self, t: TurnState, usage: Usage, model: str) -> None:
+        """A summary model's calls after the turn: the chat's spend (guard ledger, the chat's tokens)."""
+        dollars = cost(usage, model or t.model, prices=self.prices).dollars
+        if self.guard is not None:
+            self.guard.record(t.user_id, t.chat_id, tokens=usage.total_tokens, dollars=dollars)
+        self.store.add_tokens_used(t.user_id, t.chat_id, usage.total_tokens)
 
 
 def _waiting(message: Mapping[str, Any]) -> bool:

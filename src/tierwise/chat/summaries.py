@@ -19,8 +19,10 @@ The model is never asked on a request's path (``background_only``): only inside
 A summary wanted anywhere else — a pack that compacts before upkeep ran, a ``recall_segments`` of a
 segment not summarised yet — is the extractive one, made at once.
 
-Summary requests are not counted as a chat's spend (nor are titles): the summarizer keeps its own
-count (``calls``, ``prompt_tokens``, ``completion_tokens``).
+The summarizer counts what its calls used (``calls``, ``prompt_tokens``, ``completion_tokens``); what
+the calls of a chat engine's upkeep used is that chat's spend (the cost guard's ledger and its token
+total: :func:`tierwise.chat.turn.store_records`), as its title is. The OpenAI-compatible endpoint's
+summaries are not counted yet.
 """
 
 from __future__ import annotations

@@ -1,37 +1,90 @@
 """Chat titles: a short title after the first exchange, by a model if one is configured.
 
 The deterministic fallback takes the first user message's leading clause, drops filler ("can you",
-"please", "I want to"), and keeps at most six words, capitalised. A model's title is used only if it
-is non-empty, at most 60 characters and one line; otherwise the fallback is used and the reason
-logged.
+"please", "I want to", a question's opening "what are my"), and keeps at most six words, capitalised.
+A title another of the user's recent chats has already gets the first message's most distinctive
+word added (:func:`distinct_title`), so chats started alike stay apart in the list. A model's title
+is used only if it is non-empty, at most 60 characters and one line; otherwise the fallback is used
+and the reason logged. A model's title call is the chat's spend (``spend`` in :func:`title_chat`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from tierwise.providers.base import ModelRequest
+from tierwise.providers.base import ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
     from tierwise.providers.base import Provider
     from tierwise.store import Store
 
-__all__ = ["fallback_title", "make_title", "title_chat"]
+__all__ = ["distinct_title", "fallback_title", "make_title", "title_chat"]
 
 log = logging.getLogger(__name__)
 
 _FILLER = re.compile(
     r"^(hi|hey|hello|ok|okay|so|please|can you|could you|would you|will you|i want to|i'd like to|"
-    r"i need to|i need|help me|let's|lets|tell me|show me)\b[\s,:!]*",
+    r"i need to|i need|help me|let's|lets|tell me|show me|"
+    r"(?:what|which) (?:are|is) (?:my|the)|what's (?:my|the))\b[\s,:!]*",
     re.IGNORECASE,
 )
 _CLAUSE = re.compile(r"[.!?\n;:]")
 _WORD = re.compile(r"[\w'’\-/#@&]+", re.UNICODE)
 MAX_WORDS = 6
 MAX_CHARS = 60
+RECENT_CHATS = 50
+"""How many of the user's most recent chats a new title is kept distinct from."""
+_COMMON = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "show",
+        "so",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
 
 
 def fallback_title(first_message: str) -> str:
@@ -83,11 +136,21 @@ async def make_title(
 
 
 async def title_chat(
-    store: Store, user_id: str, chat_id: str, first_message: str, first_answer: str, model: Provider | None
+    store: Store,
+    user_id: str,
+    chat_id: str,
+    first_message: str,
+    first_answer: str,
+    model: Provider | None,
+    *,
+    spend: Callable[[ModelRequest, ModelResponse], None] | None = None,
 ) -> str | None:
     """Title a chat after its first exchange (by ``model`` if given) and store it; the title.
 
-    ``None`` if the user named the chat while the title was being made: their name stands.
+    ``spend`` is told of the model's call (its tokens and dollars are the chat's spend). A title
+    another of the user's recent chats already has gets a distinguishing word from this chat's
+    first message (:func:`distinct_title`). ``None`` if the user named the chat while the title
+    was being made: their name stands.
     """
     ask = None
     if model is not None:
@@ -95,12 +158,48 @@ async def title_chat(
 
         async def ask_model(prompt: str) -> str:
             request = ModelRequest([{"role": "user", "content": prompt}], max_tokens=24, temperature=0.2)
-            return (await titler.complete(request)).text
+            response = await titler.complete(request)
+            if spend is not None:
+                spend(request, response)
+            return response.text
 
         ask = ask_model
     title, _ = await make_title(first_message, first_answer, ask)
     now = store.get_chat(user_id, chat_id)
     if now.title_generated or now.title.strip() not in ("", "New Chat"):
         return None
+    others = [c.title for c in store.list_chats(user_id, limit=RECENT_CHATS) if c.id != chat_id]
+    title = distinct_title(title, first_message, others)
     store.update_chat(user_id, chat_id, title=title, title_generated=True)
     return title
+
+
+def distinct_title(title: str, first_message: str, taken: Sequence[str]) -> str:
+    """``title``, or, if another chat has it, ``title`` with the message's most distinctive word.
+
+    The word is the first of the message's words that is in none of the taken titles and not a
+    common word; failing one, a number (``"… (2)"``).
+
+    Example:
+        >>> distinct_title("What are my high priority", "What are my high priority tasks for Acme?",
+        ...                ["What are my high priority"])
+        'What are my high priority · Acme'
+    """
+    used = {t.strip().casefold() for t in taken}
+    if title.strip().casefold() not in used:
+        return title
+    seen = {w.casefold() for t in taken for w in _WORD.findall(t)} | {
+        w.casefold() for w in _WORD.findall(title)
+    }
+    words = [
+        w for w in _WORD.findall(first_message) if w.casefold() not in seen and w.casefold() not in _COMMON
+    ]
+    words.sort(key=lambda w: (not w[:1].isupper(), not any(c.isdigit() for c in w), -len(w)))
+    for word in words:
+        candidate = f"{title[: MAX_CHARS - len(word) - 3]} · {word}"
+        if candidate.casefold() not in used:
+            return candidate
+    n = 2
+    while f"{title} ({n})".casefold() in used:
+        n += 1
+    return f"{title[: MAX_CHARS - 5]} ({n})"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tierwise.budget import band_for_health
+from tierwise.budget import Budget, band_for_health
 from tierwise.chat.costguard import CostGuard
 from tierwise.chat.events import DoneEvent, DoneReason, ErrorEvent, Notice, TextEvent, TurnEvent, UsageEvent
 from tierwise.chat.trace import Tracer
@@ -33,13 +33,17 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.pricing import Price, cache_savings, cost
 from tierwise.store import Store
-from tierwise.summarize.llm import off_request_path
+from tierwise.summarize.llm import counting_usage, off_request_path
 from tierwise.tools.results import ToolResult
 
 __all__ = [
+    "CREATING_TOOLS",
     "TurnResult",
     "TurnState",
     "account",
+    "account_side_call",
+    "chat_budget",
+    "created_entities",
     "last_step_note",
     "store_records",
     "stream_call",
@@ -103,6 +107,9 @@ class TurnState:
     records: list[tuple[Pack, list[CompactionEvent]]] = field(default_factory=list)
     whole: dict[int, str] = field(default_factory=dict)  # memory index → a tool result in full
     title: str | None = None
+    budget: Budget | None = None  # the chat's (its token_limit), else the engine's
+    side_tokens: int = 0  # tokens of the turn's side calls (its title): spend, not the answer's
+    created: list[dict[str, Any]] = field(default_factory=list)  # entities its tool calls made
     # what is in flight, for the finaliser
     partial: list[str] = field(default_factory=list)
     pending_calls: list[ToolCall] = field(default_factory=list)
@@ -137,6 +144,56 @@ def account(t: TurnState, response: ModelResponse, model: str, prices: Mapping[s
     t.price_known = t.price_known and priced.known
 
 
+def chat_budget(default: Budget, chat: Any) -> Budget:
+    """The budget of a chat's packs: ``default`` with the chat's ``token_limit`` as what prompts may use.
+
+    Example:
+        >>> chat_budget(Budget(window=16_000, reserve=1_000), type("C", (), {"token_limit": 8_000})).window
+        9000
+    """
+    limit = getattr(chat, "token_limit", None)
+    if not isinstance(limit, int) or limit <= 0 or limit == default.available:
+        return default
+    return replace(default, window=limit + default.reserve)
+
+
+def account_side_call(
+    t: TurnState, request: ModelRequest, response: ModelResponse, prices: Mapping[str, Price] | None
+) -> None:
+    """Add a call made for the turn but not part of its answer (the chat's title) to its spend.
+
+    Its tokens (reported, else counted) and dollars go to the cost guard and the usage ledger with
+    the turn's; the answer's prompt and completion figures stay the answer's.
+    """
+    counter = t.chat.memory.counter
+    usage = response.usage or Usage(counter.count_messages(request.messages), counter.count(response.text), 0)
+    model = response.model or request.model or t.model
+    priced = cost(usage, model, prices=prices)
+    t.side_tokens += usage.prompt_tokens + usage.completion_tokens
+    t.dollars += priced.dollars
+    t.price_known = t.price_known and priced.known
+
+
+CREATING_TOOLS = ("create_", "schedule_", "add_")
+"""Tool name prefixes of calls that make something (seed 001: ``create_task``, ``schedule_task``)."""
+
+
+def created_entities(result: ToolResult, step: int) -> list[dict[str, Any]]:
+    """What a successful creating call made: ``{"type", "id", "title", "tool", "step"}`` per record.
+
+    A record is a top-level value of the result that is an object with an ``id`` (``{"task": {...}}``,
+    ``{"event": {...}}``).
+    """
+    if not result.success or not result.name.startswith(CREATING_TOOLS) or not isinstance(result.data, dict):
+        return []
+    out = []
+    for kind, value in result.data.items():
+        if isinstance(value, dict) and isinstance(value.get("id"), str):
+            title = value.get("title") or value.get("name") or value.get("summary")
+            out.append({"type": kind, "id": value["id"], "title": title, "tool": result.name, "step": step})
+    return out
+
+
 def usage_of(t: TurnState, guard: CostGuard | None) -> UsageEvent | None:
     """The turn's usage event (``None`` if no model call was made); its spend recorded by ``guard``."""
     if not t.reports:
@@ -156,7 +213,11 @@ def usage_of(t: TurnState, guard: CostGuard | None) -> UsageEvent | None:
     health = band = None
     if guard is not None:
         guard.record(
-            t.user_id, t.chat_id, tokens=prompt + completion, dollars=t.dollars, cached_tokens=cached or 0
+            t.user_id,
+            t.chat_id,
+            tokens=prompt + completion + t.side_tokens,
+            dollars=t.dollars,
+            cached_tokens=cached or 0,
         )
         health = guard.health(t.user_id, t.chat_id)
         band = band_for_health(health, guard.bands) if health is not None else None
@@ -201,7 +262,11 @@ async def stream_call(t: TurnState, provider: Provider, request: ModelRequest) -
 
 
 def store_records(
-    store: Store, t: TurnState, trace_path: Path | None, stop: Callable[[], bool] | None = None
+    store: Store,
+    t: TurnState,
+    trace_path: Path | None,
+    stop: Callable[[], bool] | None = None,
+    spend: Callable[[Usage, str], None] | None = None,
 ) -> None:
     """After done (in a worker thread): memory upkeep, then the turn's records.
 
@@ -210,18 +275,26 @@ def store_records(
     summaries are written in one commit. Nothing here changes what the model or the user saw; a
     crash before it loses only these records (summaries are made again on the next load).
     Upkeep runs in pieces (:meth:`~tierwise.memory.engine.Memory.maintain_step`) and ends early when
-    ``stop()`` says so; what is left waits for the next upkeep.
+    ``stop()`` says so; what is left waits for the next upkeep. What a summary model's calls used
+    is the chat's spend: ``spend(usage, model)`` is told (the cost guard's ledger, the chat's tokens).
     """
-    with off_request_path():  # a summary model may be asked here: the answer is out
-        memory = t.chat.memory  # summaries of segments closed in the turn, index rebuilds
+    memory = t.chat.memory
+    with off_request_path(), counting_usage() as spent:  # a summary model may be asked: the answer is out
         while memory.maintain_step() and not (stop is not None and stop()):
-            pass
+            pass  # summaries of segments closed in the turn, index rebuilds
+    if spend is not None and any(spent):  # this thread's calls: this chat's (one summarizer serves all)
+        prompt, completion = spent
+        spend(Usage(prompt, completion, prompt + completion), str(getattr(memory.summarizer, "model", "")))
     t.chat.save_segments(beyond=SEGMENTS_PER_COMMIT)  # a backlog's: in slices (SQLite's one writer)
     with store.batch():  # one commit for every record of the turn (and those summaries)
         for pack, compaction in t.records:
             t.chat.record(pack, compaction)
         if t.usage is not None:
-            store.add_tokens_used(t.user_id, t.chat_id, t.usage.prompt_tokens + t.usage.completion_tokens)
+            used = t.usage.prompt_tokens + t.usage.completion_tokens + t.side_tokens
+            store.add_tokens_used(t.user_id, t.chat_id, used)
+        if t.created:
+            made = store.get_chat(t.user_id, t.chat_id).created_entities
+            store.update_chat(t.user_id, t.chat_id, created_entities=[*made, *t.created])
         store.audit(
             t.user_id,
             "turn",

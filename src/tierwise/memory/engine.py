@@ -12,8 +12,7 @@ Per pack (seed 003's policy, configurable in :class:`MemoryPolicy`):
 The layers are laid out for the provider's prompt cache (:class:`Frame`): narrative, headers and
 summaries are made at a compaction step (:mod:`tierwise.memory.compaction`) and held until the next;
 working memory is appended to turn by turn; retrieved turns and requested segments are chosen per
-turn and go last, before the newest user message. While the whole conversation fits the budget,
-memory adds nothing at all.
+turn and go last, before the newest user message. While the whole conversation fits, memory adds nothing.
 """
 
 from __future__ import annotations
@@ -22,10 +21,12 @@ import logging
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Literal
 
 from tierwise.budget import Budget
+from tierwise.memory.analysis import Analysis, analyse, searchable
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result
 from tierwise.memory.compaction import CompactionEvent, plan_step
 from tierwise.memory.frame import Frame, headers_text, summaries_text
@@ -130,6 +131,7 @@ class Memory:
         boundary: bool = False,
         given: Mapping[str, Any] | None = None,
         tokens: int | None = None,
+        analysis: Analysis | None = None,
     ) -> Turn:
         """Remember one OpenAI-format message; returns its turn.
 
@@ -137,11 +139,11 @@ class Memory:
         as their compressed form: summary, entities and reference. The message as given is kept
         too and sent while the whole conversation fits (pass ``given`` if ``message`` is already
         compressed). ``tokens``: the message's count, if known (a stored message's), so it is not
-        counted again; ignored if memory changes the message.
+        counted again; ignored if memory changes the message. ``analysis``: likewise, its stored one.
         """
         given = given if given is not None else message
         message, original = self.compress(message), message
-        tokens = tokens if message is original else None
+        tokens, analysis = (tokens, analysis) if message is original else (None, None)
         base = turn_from_message(message, len(self.turns), at=at)
         turn = Turn(
             id=id or base.id,
@@ -152,6 +154,7 @@ class Memory:
             at=at,
             extra=" ".join(x for x in (base.extra, extra) if x),
             message=message,
+            analysis=analysis if not extra else None,
         )
         added = self.add_turn(turn, boundary=boundary, tokens=tokens)
         if given != message:
@@ -166,6 +169,8 @@ class Memory:
         message = turn.message or {"role": turn.role, "content": turn.text}
         if turn.speaker and "name" not in message and turn.role in ("user", "assistant"):
             message, tokens = {**message, "name": _name(turn.speaker)}, None
+        if turn.analysis is None:  # made once: the segmenter, the gate and the index read it
+            turn = replace(turn, analysis=analyse(searchable(turn.text, turn.extra)))
         self.turns.append(turn)
         self.messages.append(message)
         self.costs.append(self.counter.count_message(message) if tokens is None else tokens)

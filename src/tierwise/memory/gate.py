@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from itertools import chain
 
-from tierwise.memory.retrieval import tokenize
+from tierwise.memory.retrieval import terms_of, tokenize
 from tierwise.memory.turns import Turn
 
 __all__ = ["PastGate"]
@@ -84,7 +84,7 @@ class PastGate:
     def _extend(self, turns: Sequence[Turn], end: int) -> None:
         sets = self._sets
         if len(sets) < end:
-            terms = tokenize([f"{t.text} {t.extra}" for t in turns[len(sets) : end]])
+            terms = terms_of(turns[len(sets) : end])
             self._terms.extend(terms)
             sets.extend(set(words) for words in terms)
         self._df.update(chain.from_iterable(sets[self._counted :]))  # counted in C

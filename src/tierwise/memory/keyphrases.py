@@ -169,6 +169,16 @@ class Vocabulary:
         if not seen or seen[-1] != seq:
             seen.append(seq)
 
+    def add_all(self, words: Iterable[str], seq: int) -> None:
+        """:meth:`add` each of ``words`` (one call for a turn's words)."""
+        seqs = self.seqs
+        for word in words:
+            seen = seqs.get(word)
+            if seen is None:
+                seqs[word] = [seq]
+            elif seen[-1] != seq:
+                seen.append(seq)
+
     def upto(self, seq: int) -> Vocabulary:
         """The frequencies as they were when segment ``seq`` was the newest."""
         return Vocabulary(self.seqs, min(self.documents, seq), seq)

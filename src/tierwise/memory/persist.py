@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from tierwise.budget import Budget, PruningBand
+from tierwise.memory.analysis import of_message, trusted
 from tierwise.memory.assemble import pack_turn
 from tierwise.memory.blobs import BlobRef
 from tierwise.memory.compaction import CompactionEvent
@@ -39,7 +40,9 @@ from tierwise.memory.segments import Segment
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.prefix import shared_prefix
 from tierwise.packing.report import Pack
+from tierwise.packing.tiers import tier_breakdown
 from tierwise.store import Audit, Store, StoredMessage
+from tierwise.store.models import utcnow
 
 __all__ = [
     "MESSAGES_PER_COMMIT",
@@ -67,6 +70,7 @@ class _Staged(NamedTuple):
     tokens: int
     at: datetime | None
     metadata: Mapping[str, Any] | None
+    analysis: tuple[str, str] | None = None  # what memory read off it (memory/analysis.py), stored
 
 
 class StaleMemory(RuntimeError):
@@ -126,9 +130,11 @@ class ChatMemory:
         bound = cls(store, user_id, chat_id, memory)
         messages = store.list_messages(user_id, chat_id)
         counted = _counts_hold(messages, bound.memory)
-        for stored in messages:
+        bodies = [stored.message for stored in messages]
+        analyses = trusted(bodies, store.message_analyses(user_id, chat_id))
+        for stored, body, made in zip(messages, bodies, analyses, strict=True):
             tokens = stored.token_count if counted else None
-            bound.memory.add(stored.message, at=stored.created_at, id=f"m{stored.seq}", tokens=tokens)
+            bound.memory.add(body, at=stored.created_at, id=f"m{stored.seq}", tokens=tokens, analysis=made)
         if chat.narrative:
             bound.memory.narrative = Narrative.from_dict(dict(chat.narrative))
             bound._saved_narrative = bound.memory.narrative
@@ -163,15 +169,26 @@ class ChatMemory:
         """
         given, message = message, self.memory.compress(message)
         tokens = self.memory.counter.count_message(message)
+        made = of_message(message)  # stored with it: a load reads it instead of the text again
         with self.store.batch(savepoints=False):  # the message and what it changed, committed together
             if self._staged:  # stored with the staged messages, in one statement
-                stored = self._store_staged(_Staged(message, tokens, at, metadata))[-1]
+                stored = self._store_staged(_Staged(message, tokens, at, metadata, made.stored()))[-1]
             else:
                 stored = self.store.add_message(
-                    self.user_id, self.chat_id, message, token_count=tokens, at=at, metadata=metadata
+                    self.user_id,
+                    self.chat_id,
+                    message,
+                    token_count=tokens,
+                    at=at,
+                    metadata=metadata,
+                    analysis=made.stored(),
                 )
             self.memory.add(
-                stored.message, at=stored.created_at, id=f"m{stored.seq}", given=_given(given, message)
+                stored.message,
+                at=stored.created_at,
+                id=f"m{stored.seq}",
+                given=_given(given, message),
+                analysis=made,
             )
             self._sync()
         return stored
@@ -184,12 +201,19 @@ class ChatMemory:
         """
         compressed = [self.memory.compress(message) for message in messages]
         counts = [self.memory.counter.count_message(message) for message in compressed]
+        made = [of_message(message) for message in compressed]
         with self.store.batch(savepoints=False):
             self._store_staged()
-            stored = self.store.add_messages(self.user_id, self.chat_id, compressed, token_counts=counts)
-            for row, given, message in zip(stored, messages, compressed, strict=True):
+            stored = self.store.add_messages(
+                self.user_id,
+                self.chat_id,
+                compressed,
+                token_counts=counts,
+                analyses=[analysis.stored() for analysis in made],
+            )
+            for row, given, message, analysis in zip(stored, messages, compressed, made, strict=True):
                 at, id = row.created_at, f"m{row.seq}"
-                self.memory.add(row.message, at=at, id=id, given=_given(given, message))
+                self.memory.add(row.message, at=at, id=id, given=_given(given, message), analysis=analysis)
             self._sync()
         return stored
 
@@ -211,7 +235,8 @@ class ChatMemory:
             tokens = self.memory.counter.count_message(compressed)
             index = len(self.memory.turns)
             self.memory.add(compressed, at=at, id=f"m{index}", given=_given(message, compressed))
-            self._staged.append(_Staged(dict(compressed), tokens, at, metadata))
+            made = self.memory.turns[-1].analysis
+            self._staged.append(_Staged(dict(compressed), tokens, at, metadata, made and made.stored()))
 
     @property
     def staged(self) -> int:
@@ -294,6 +319,7 @@ class ChatMemory:
             token_counts=[row.tokens for row in rows],
             at=[row.at for row in rows],
             metadata=[row.metadata for row in rows],
+            analyses=[row.analysis for row in rows],
         )
         self._staged = rest  # stored, or lost to another writer (the client sends them again)
         if stored[0].seq != first:
@@ -434,14 +460,17 @@ def record_pack(
     chat_id: str,
     pack: Pack,
     *,
-    budget_percent: float = 0.0,
     also: Sequence[Audit] = (),
     redactions: Mapping[str, int] | None = None,
 ) -> None:
     """Audit a pack (composition, drops, reasons, checksum) and save its context snapshot.
 
-    ``also`` are audit entries written before the pack's, in the same statement. ``redactions``
-    (scrubber findings per kind, never the secrets) go into the pack's entry as ``"redactions"``.
+    ``also`` are audit entries written before the pack's, in the same statement; a compaction
+    entry among them that changed working memory sets the chat's ``last_compression_at``.
+    ``redactions`` (scrubber findings per kind, never the secrets) go into the pack's entry as
+    ``"redactions"``. The snapshot holds the tokens per layer kind, seed 004's tiers
+    (:func:`~tierwise.packing.tiers.tier_breakdown`) under ``"tiers"``, and as ``budget_percent``
+    the pack's share of its budget (the spending side is ``pruning_strategy["health"]``).
     """
     report = pack.report
     breakdown: dict[str, dict[str, int]] = {}
@@ -468,6 +497,7 @@ def record_pack(
                     "tokens_full": r.tokens_full,
                     "status": r.status,
                     "reason": r.reason,
+                    "guaranteed": r.guaranteed,
                 }
                 for r in report.layers
             ],
@@ -475,6 +505,9 @@ def record_pack(
         },
     )
     store.audit_many(user_id, [*also, audit])
+    compacted = any(entry.event == "compaction" and _changed(entry.details or {}) for entry in also)
+    if compacted:
+        store.update_chat(user_id, chat_id, last_compression_at=utcnow())
     store.save_snapshot(
         user_id,
         chat_id,
@@ -485,12 +518,23 @@ def record_pack(
                 "items": len(report.layers),
                 "prefix_tokens": report.prefix_tokens,
             },
+            "tiers": tier_breakdown(report),
         },
         total_tokens=report.total_tokens,
-        budget_percent=budget_percent if report.health is None else round((1 - report.health) * 100, 2),
-        pruning_strategy={"band": report.band, "health": report.health, "policy": report.policy},
+        budget_percent=round(100 * report.total_tokens / report.budget, 1) if report.budget else 0.0,
+        pruning_strategy={
+            "band": report.band,
+            "health": report.health,
+            "policy": report.policy,
+            "budget": report.budget,
+        },
         checksum=report.checksum,
     )
+
+
+def _changed(details: Mapping[str, Any]) -> bool:
+    """Whether a compaction entry moved working memory (a step that changed nothing is no compaction)."""
+    return bool(details.get("changed", True)) and details.get("tokens_before") != details.get("tokens_after")
 
 
 def _counts_hold(messages: Sequence[StoredMessage], memory: Memory, sample: int = 8) -> bool:

@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from tierwise.memory.turns import Turn, render_turn, speaker_line
 from tierwise.tokens import TokenCounter
 
-__all__ = ["Embedder", "MiniLMEmbedder", "TurnRetriever", "default_embedder", "tokenize"]
+__all__ = ["Embedder", "MiniLMEmbedder", "TurnRetriever", "default_embedder", "terms_of", "tokenize"]
 
 FloatArray = NDArray[np.float32]
 
@@ -64,19 +64,51 @@ def _stemmer() -> Any:
     return _STEMMER
 
 
+_BM25_WORDS = re.compile(r"(?u)\b\w\w+\b").findall  # bm25s.tokenize's default token pattern
+_STEMS: dict[str, str] = {}  # word → stem (the Snowball stemmer knows no context)
+_STEMS_MAX = 200_000
+_STOPWORDS: frozenset[str] | None = None
+
+
 def tokenize(texts: Sequence[str]) -> list[list[str]]:
     """BM25 terms of each text: lower-cased words of 2+ characters, English stopwords out, stemmed.
+
+    Exactly what ``bm25s.tokenize(texts, stopwords="en", stemmer=…, return_ids=False)`` gives (a
+    test holds them equal), made here so that one text costs microseconds, not bm25s's per-call
+    set-up: memory tokenizes each message as it arrives (:mod:`tierwise.memory.analysis`).
 
     Example:
         >>> tokenize(["The kids loved painting sunsets"])
         [['kid', 'love', 'paint', 'sunset']]
     """
-    import bm25s  # type: ignore[import-untyped,unused-ignore]
+    global _STOPWORDS
+    if _STOPWORDS is None:
+        from bm25s.stopwords import STOPWORDS_EN  # type: ignore[import-untyped,unused-ignore]
 
-    out = bm25s.tokenize(
-        list(texts), stopwords="en", stemmer=_stemmer(), show_progress=False, return_ids=False
-    )
-    return [list(t) for t in out]
+        _STOPWORDS = frozenset(STOPWORDS_EN)
+    stop, stems = _STOPWORDS, _STEMS
+    out = []
+    for text in texts:
+        words = [w for w in _BM25_WORDS(text.lower()) if w not in stop]
+        new = [w for w in words if w not in stems]
+        if new:
+            if len(stems) > _STEMS_MAX:
+                stems.clear()
+            unique = list(dict.fromkeys(new))
+            stems.update(zip(unique, _stemmer().stemWords(unique), strict=True))
+        out.append([stems[w] for w in words])
+    return out
+
+
+def terms_of(turns: Sequence[Turn]) -> list[list[str]]:
+    """Each turn's BM25 terms: as analysed when it was remembered, else made now (:func:`tokenize`)."""
+    out: list[list[str] | None] = [list(t.analysis.terms) if t.analysis is not None else None for t in turns]
+    missing = [i for i, terms in enumerate(out) if terms is None]
+    if missing:
+        made = tokenize([f"{turns[i].text} {turns[i].extra}" for i in missing])
+        for i, terms in zip(missing, made, strict=True):
+            out[i] = terms
+    return out  # type: ignore[return-value]
 
 
 class Embedder(Protocol):
@@ -287,7 +319,7 @@ class TurnRetriever:
         turns = self._turns
         fresh = turns[len(self._tokens) :]  # only new turns are tokenised; earlier ones are cached
         if fresh:
-            self._tokens.extend(tokenize([f"{t.text} {t.extra}" if t.extra else t.text for t in fresh]))
+            self._tokens.extend(terms_of(fresh))
         tokens = self._tokens
         self._bm25 = bm25s.BM25(k1=1.5, b=0.75)
         self._bm25.index(tokens, show_progress=False)

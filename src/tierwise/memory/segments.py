@@ -166,7 +166,12 @@ class Segmenter:
         # First-occurrence order, not a set's: the segment's word counts keep this insertion order,
         # and ``most_common`` breaks ties by it, so a set here would make headers (and pack
         # checksums) depend on PYTHONHASHSEED.
-        ordered = list(dict.fromkeys(content_words(turn.text + " " + turn.extra)))
+        analysis = turn.analysis
+        ordered = (
+            analysis.words
+            if analysis is not None
+            else tuple(dict.fromkeys(content_words(turn.text + " " + turn.extra)))
+        )
         words = set(ordered)
         current = self.segments[-1] if self.segments else None
         reason = "start" if current is None else self._boundary(current, turn, tokens, words, boundary)
@@ -190,8 +195,7 @@ class Segmenter:
         current.last = turn.index
         current.ended_at = turn.at or current.ended_at
         current.tokens += tokens
-        for word in ordered:
-            self.vocabulary.add(word, current.seq)
+        self.vocabulary.add_all(ordered, current.seq)
         current.words.update(ordered)
         self._recent = [*self._recent[-5:], words]
         return current, closed

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tierwise.memory.analysis import Analysis
 
 __all__ = ["Turn", "excerpt", "render_turn", "speaker_line", "turn_from_message"]
 
@@ -29,6 +32,7 @@ class Turn:
         at: when it was said (timezone-aware), if known.
         extra: searchable text that is never shown (image captions, tool names).
         message: the original OpenAI-format message, if it came from one.
+        analysis: its BM25 terms and content words (:mod:`tierwise.memory.analysis`), once made.
     """
 
     id: str
@@ -39,6 +43,7 @@ class Turn:
     at: datetime | None = None
     extra: str = ""
     message: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    analysis: Analysis | None = field(default=None, compare=False, repr=False)
 
 
 def render_turn(turn: Turn) -> str:

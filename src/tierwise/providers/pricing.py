@@ -4,7 +4,8 @@ A model is looked up by its exact id, then by the part after the last ``/`` (so
 ``openai/gpt-4o-mini`` on OpenRouter finds ``gpt-4o-mini``, and a bare ``claude-3.5-sonnet`` finds
 ``anthropic/claude-3.5-sonnet``). Unknown models cost 0 with ``known=False``, so a report can say
 "price unknown" rather than "free". ``TIERWISE_PRICES`` (JSON, see :mod:`.settings`) adds or replaces
-entries, e.g. for a self-hosted model or a negotiated rate.
+entries, e.g. for a self-hosted model or a negotiated rate; its key ``"*"`` (:data:`ANY_MODEL`) prices
+every model found nowhere else, so a dollar limit works for models the table lacks.
 
 Cached prompt tokens (``Usage.cached_tokens``, part of ``prompt_tokens``) are charged at the cached
 rate where the vendor publishes one, else at the input rate; :func:`cache_savings` is what that
@@ -19,7 +20,10 @@ from types import MappingProxyType
 
 from tierwise.providers.base import Usage
 
-__all__ = ["PRICES", "PRICES_AS_OF", "Cost", "Price", "cache_savings", "cost", "lookup_price"]
+__all__ = ["ANY_MODEL", "PRICES", "PRICES_AS_OF", "Cost", "Price", "cache_savings", "cost", "lookup_price"]
+
+ANY_MODEL = "*"
+"""The override key that prices every model without an entry of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +93,16 @@ def _tail(model_id: str) -> str:
 def lookup_price(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
     """The price of ``model``: exact id first, then the id after its last ``/``; ``None`` if unknown.
 
-    ``overrides`` take precedence over the built-in table at each step.
+    ``overrides`` take precedence over the built-in table at each step; their ``"*"`` entry is
+    the price of a model found nowhere else.
 
     Example:
         >>> lookup_price("openai/gpt-4o-mini")
         Price(input=0.15, output=0.6, cached_input=0.075)
         >>> lookup_price("claude-3.5-sonnet").output, lookup_price("my-local-model")
         (15.0, None)
+        >>> lookup_price("my-local-model", {"*": Price(0.5, 1.5)})
+        Price(input=0.5, output=1.5, cached_input=None)
     """
     table = {key.lower(): price for key, price in {**_TABLE, **(overrides or {})}.items()}
     wanted = model.strip().lower()
@@ -105,7 +112,8 @@ def lookup_price(model: str, overrides: Mapping[str, Price] | None = None) -> Pr
     if tail in table:
         return table[tail]
     by_tail = {_tail(key): price for key, price in table.items()}
-    return by_tail.get(tail)
+    found = by_tail.get(tail)
+    return found if found is not None else table.get(ANY_MODEL)
 
 
 def _prices(prices: Mapping[str, Price] | None) -> Mapping[str, Price]:

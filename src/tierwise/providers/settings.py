@@ -10,6 +10,7 @@
 ``TIERWISE_RETRY_BASE_DELAY``   first backoff in seconds (default 0.5), doubled each retry
 ``TIERWISE_RETRY_MAX_DELAY``    longest backoff and longest ``Retry-After`` honoured (default 30)
 ``TIERWISE_PRICES``             price overrides, JSON: ``{"my-model": {"input": 1.0, "output": 2.0}}``
+                                (USD per 1M tokens; the key ``"*"`` prices every model without a price)
 ``TIERWISE_CACHE_HINTS``        ``true``: mark where each request's stable prefix ends with Anthropic-style
                                 ``cache_control`` parts, for upstreams that cache only at explicit
                                 breakpoints (Anthropic models via OpenRouter…); default ``false``

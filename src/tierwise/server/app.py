@@ -248,7 +248,7 @@ def create_app(
     app.include_router(openai_compat.router)
     app.include_router(workspace_routes.router)
     app.include_router(usage.router)
-    mount_web(app)
+    mount_web(app, require_key=require_key)
     document(
         app,
         {"/v1/chat/completions": openai_compat.ChatCompletionRequest},

@@ -1,29 +1,35 @@
 """A chat's location (seed 001's ``context_type`` and ``entity_id``): checked on creation, named on output.
 
-A chat opened through ``POST /api/chats`` is ``global``, ``calendar``, or *on* one of the user's
-projects or tasks; :func:`check_location` refuses anything else with a message that says how to fix
-it. Chats the OpenAI-compatible endpoint makes (``api``, ``api-superseded``) are created through the
-store and never pass here. :func:`describe` adds a ``context`` object to chats for the UI: the type,
-the entity's id and name (a task's project too), and whether the entity still exists, looked up in a
-couple of queries for a whole list.
+A chat opened through ``POST /api/chats`` is ``global``, ``calendar``, on one day of the calendar
+(``calendar_date``, seed 002's ``calendar_date``: ``entity_id`` is the day, ``YYYY-MM-DD``), or *on*
+one of the user's projects or tasks; :func:`check_location` refuses anything else with a message
+that says how to fix it. Chats the OpenAI-compatible endpoint makes (``api``, ``api-superseded``)
+are created through the store and never pass here. :func:`describe` adds a ``context`` object to
+chats for the UI: the type, the entity's id and name (a task's project too), and whether the entity
+still exists, looked up in a couple of queries for a whole list.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 import sqlalchemy as sa
 from pydantic_core import to_jsonable_python
 
+from tierwise.memory.narrative import Narrative
 from tierwise.server.app import ApiError
 from tierwise.store import Chat, Store
 from tierwise.workspace.models import Project, Task
 
-__all__ = ["RETIRED", "check_location", "context_of", "describe"]
+__all__ = ["RETIRED", "check_location", "context_of", "describe", "names_of"]
 
 RETIRED = "api-superseded"
 """An OpenAI-compatible session whose history diverged: kept, but left out of the default chat list."""
+
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 _LIST_ROUTE = {"project": "GET /api/projects", "task": "GET /api/tasks?project_id=…"}
 
@@ -32,15 +38,32 @@ def check_location(store: Store, user_id: str, context_type: str, entity_id: str
     """Refuse a location the user cannot open a chat on.
 
     Raises:
-        ApiError: 422 for an entity id missing (project, task) or not wanted (global, calendar);
-            404 for a project or task the user does not have (whoever owns it).
+        ApiError: 422 for an entity id missing (project, task, calendar_date), not wanted (global,
+            calendar) or not a date (calendar_date); 404 for a project or task the user does not
+            have (whoever owns it).
     """
+    if context_type == "calendar_date":
+        if not entity_id:
+            raise ApiError(
+                422, "a calendar_date chat needs entity_id, the day as YYYY-MM-DD (e.g. 2026-01-13)"
+            )
+        if not _DAY.fullmatch(entity_id):
+            raise ApiError(422, f"entity_id {entity_id!r}: write the day as YYYY-MM-DD (e.g. 2026-01-13)")
+        try:
+            date.fromisoformat(entity_id)
+        except ValueError:
+            raise ApiError(
+                422,
+                f"entity_id {entity_id!r} is not a day; a calendar_date chat takes the day as "
+                "YYYY-MM-DD (e.g. 2026-01-13)",
+            ) from None
+        return
     if context_type not in ("project", "task"):
         if entity_id:
             raise ApiError(
                 422,
-                f"a {context_type} chat takes no entity_id; leave it out, "
-                "or set context_type to project or task to open the chat on one",
+                f"a {context_type} chat takes no entity_id; leave it out, or set context_type to "
+                "project or task to open the chat on one (calendar_date for one day, YYYY-MM-DD)",
             )
         return
     if not entity_id:
@@ -68,7 +91,7 @@ def check_location(store: Store, user_id: str, context_type: str, entity_id: str
         )
 
 
-def _names(
+def names_of(
     store: Store, user_id: str, chats: Sequence[Chat]
 ) -> tuple[dict[str, str], dict[str, tuple[str, str | None]]]:
     """Project names and task (title, project id) of the chats' entities, in two queries."""
@@ -111,6 +134,8 @@ def context_of(
     if chat.context_type == "project" and chat.entity_id:
         out["name"] = projects.get(chat.entity_id)
         out["exists"] = out["name"] is not None
+    elif chat.context_type == "calendar_date" and chat.entity_id:
+        out["name"] = chat.entity_id
     elif chat.context_type == "task" and chat.entity_id:
         found = tasks.get(chat.entity_id)
         out["exists"] = found is not None
@@ -123,6 +148,25 @@ def context_of(
 
 
 def describe(store: Store, user_id: str, chats: Sequence[Chat]) -> list[dict[str, Any]]:
-    """The chats as JSON, each with its ``context`` (see :func:`context_of`)."""
-    projects, tasks = _names(store, user_id, chats)
-    return [{**to_jsonable_python(c), "context": context_of(c, projects, tasks)} for c in chats]
+    """The chats as JSON, each with its ``context`` (see :func:`context_of`).
+
+    ``conversation_summary`` is the chat's narrative as the model reads it (made from the stored
+    narrative on read, so it is never a stale copy); ``narrative`` stays the structured form.
+    """
+    projects, tasks = names_of(store, user_id, chats)
+    return [
+        {
+            **to_jsonable_python(c),
+            "conversation_summary": summary_of(c),
+            "context": context_of(c, projects, tasks),
+        }
+        for c in chats
+    ]
+
+
+def summary_of(chat: Chat) -> str | None:
+    """The chat's narrative as text (``None`` before it has one)."""
+    if not chat.narrative:
+        return chat.conversation_summary
+    text = Narrative.from_dict(chat.narrative).render().strip()
+    return text or chat.conversation_summary

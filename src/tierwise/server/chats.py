@@ -18,22 +18,31 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import to_jsonable_python
 from sse_starlette.sse import EventSourceResponse
 
 from tierwise.chat.engine import ChatEngine
+from tierwise.chat.turn import chat_budget
 from tierwise.server.app import ApiError
 from tierwise.server.chat_context import RETIRED, check_location, describe
+from tierwise.server.chat_status import (
+    compaction_steps,
+    current_context,
+    pack_status,
+    spending_status,
+    strategy,
+)
 from tierwise.server.openai_errors import SSE_EVENT
 from tierwise.server.running import RunningTurns
 from tierwise.server.usage import chat_totals
-from tierwise.store import Store
+from tierwise.store import Chat, Store
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api")
 
-ContextType = Literal["global", "project", "task", "calendar"]
+ContextType = Literal["global", "project", "task", "calendar", "calendar_date"]
 """The locations a client may open a chat on (``api`` chats are the OpenAI-compatible endpoint's)."""
 
 
@@ -43,14 +52,24 @@ _BLANK = r"\t\n\x0b\x0c\r "
 _BLANK_CHARS = "\t\n\x0b\x0c\r "
 
 
+_DAY = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+TOKEN_LIMIT_MIN = 1_000
+"""The smallest budget a chat may have (the assistant's system prompt and tools take ~1,500)."""
+
+
 class NewChat(BaseModel):
-    """A chat to create: optionally titled, optionally about a project, task or the calendar."""
+    """A chat to create: optionally titled, about a project, task, the calendar or one day of it.
+
+    ``token_limit`` is the chat's budget: the tokens each of its prompts may use (default: the
+    server's, its window less the answer's reserve), from 1,000 up to the server's.
+    """
 
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={  # a project or task chat names one; a global or calendar chat none
+        json_schema_extra={  # a project, task or day chat names one; a global or calendar chat none
             "if": {
-                "properties": {"context_type": {"enum": ["project", "task"]}},
+                "properties": {"context_type": {"enum": ["project", "task", "calendar_date"]}},
                 "required": ["context_type"],
             },
             "then": {
@@ -60,20 +79,45 @@ class NewChat(BaseModel):
             "else": {
                 "properties": {"entity_id": {"anyOf": [{"type": "null"}, {"pattern": f"^[{_BLANK}]*$"}]}}
             },
+            "dependentSchemas": {  # a day chat's entity_id is the day
+                "context_type": {
+                    "if": {"properties": {"context_type": {"const": "calendar_date"}}},
+                    "then": {
+                        "properties": {"entity_id": {"type": "string", "format": "date", "pattern": _DAY}}
+                    },
+                }
+            },
         },
     )
 
     title: Annotated[str | None, Field(max_length=200)] = None
     context_type: ContextType = "global"
     entity_id: Annotated[str | None, Field(max_length=64)] = None
+    token_limit: Annotated[int | None, Field(ge=TOKEN_LIMIT_MIN)] = None
 
 
 class Rename(BaseModel):
-    """A new title."""
+    """A new title, a new budget (``token_limit``), or both."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
-    title: Annotated[str, Field(min_length=1, max_length=200)]
+    title: Annotated[str, Field(min_length=1, max_length=200)] | SkipJsonSchema[None] = None
+    token_limit: Annotated[int, Field(ge=TOKEN_LIMIT_MIN)] | SkipJsonSchema[None] = None
+
+
+def _token_limit(engine: ChatEngine, value: int | None) -> int | None:
+    """``value`` checked against what the server allows (``None``: the server's budget)."""
+    most = engine.budget.available
+    if value is None:
+        return None
+    if not TOKEN_LIMIT_MIN <= value <= most:
+        raise ApiError(
+            422,
+            f"token_limit must be between {TOKEN_LIMIT_MIN:,} and {most:,} tokens (the server's budget: "
+            f"its window less the answer's reserve), got {value:,}; start the server with a larger "
+            "--budget to allow more",
+        )
+    return value
 
 
 class NewMessage(BaseModel):
@@ -95,18 +139,31 @@ def _json(value: Any) -> Any:
 
 @router.post("/chats", status_code=201)
 def create_chat(body: NewChat, request: Request) -> Any:
-    """Create a chat: global, on the calendar, or on one of the user's projects or tasks.
+    """Create a chat: global, on the calendar, on one day of it, or on one of the user's projects or tasks.
 
     A project or task chat needs ``entity_id``, the id of one of the user's projects or tasks
-    (another user's is a 404 like an unknown one); a global or calendar chat takes none.
+    (another user's is a 404 like an unknown one); a ``calendar_date`` chat the day (YYYY-MM-DD);
+    a global or calendar chat takes none. ``token_limit`` sets the chat's budget (422 outside
+    1,000 … the server's budget).
     """
-    store, _, user = _ctx(request)
+    store, engine, user = _ctx(request)
     entity = body.entity_id.strip(_BLANK_CHARS) or None if body.entity_id else None
+    if body.context_type == "calendar_date":
+        entity = body.entity_id  # the day exactly as the schema states it (YYYY-MM-DD)
     check_location(store, user, body.context_type, entity)
-    chat = store.create_chat(user, context_type=body.context_type, entity_id=entity)
+    limit = _token_limit(engine, body.token_limit)
+    chat = store.create_chat(user, context_type=body.context_type, entity_id=entity, token_limit=limit)
     if body.title and body.title.strip():
         chat = store.rename_chat(user, chat.id, body.title.strip())
-    return describe(store, user, [chat])[0]
+    return _described(store, engine, user, [chat])[0]
+
+
+def _described(store: Store, engine: ChatEngine, user: str, chats: list[Chat]) -> list[dict[str, Any]]:
+    """:func:`describe`, with each chat's ``token_limit`` the budget its packs get."""
+    out = describe(store, user, chats)
+    for chat, record in zip(chats, out, strict=True):
+        record["token_limit"] = chat_budget(engine.budget, chat).available
+    return out
 
 
 @router.get("/chats")
@@ -122,30 +179,40 @@ def list_chats(
     Retired OpenAI-compatible sessions (``api-superseded``) are left out unless
     ``include_superseded`` is true or ``context_type`` asks for them.
     """
-    store, _, user = _ctx(request)
+    store, engine, user = _ctx(request)
     hidden = () if include_superseded or context_type == RETIRED else (RETIRED,)
     found = store.list_chats(
         user, context_type=context_type, entity_id=entity_id, limit=limit, exclude_context_types=hidden
     )
-    return {"chats": describe(store, user, found)}
+    return {"chats": _described(store, engine, user, found)}
 
 
 @router.get("/chats/{chat_id}")
 def get_chat(chat_id: str, request: Request) -> Any:
     """One chat, with its ``context`` and whether a turn is running."""
-    store, _, user = _ctx(request)
-    chat = describe(store, user, [store.get_chat(user, chat_id)])[0]
+    store, engine, user = _ctx(request)
+    chat = _described(store, engine, user, [store.get_chat(user, chat_id)])[0]
     return {**chat, "running": request.app.state.running.is_running(user, chat_id)}
 
 
 @router.patch("/chats/{chat_id}")
 def rename_chat(chat_id: str, body: Rename, request: Request) -> Any:
-    """Rename a chat."""
-    store, _, user = _ctx(request)
-    title = body.title.strip()
-    if not title:
+    """Rename a chat, change its budget (``token_limit``, used from its next pack), or both."""
+    store, engine, user = _ctx(request)
+    nulls = sorted(name for name in body.model_fields_set if getattr(body, name) is None)
+    if nulls:
+        raise ApiError(422, f"{', '.join(nulls)} cannot be null; leave it out to keep it")
+    if body.title is None and body.token_limit is None:
+        raise ApiError(422, "nothing to change; send a title, a token_limit, or both")
+    title = body.title.strip() if body.title is not None else None
+    if title == "":
         raise ApiError(422, "the title is empty; send some text")
-    return describe(store, user, [store.rename_chat(user, chat_id, title)])[0]
+    chat = store.get_chat(user, chat_id)
+    if body.token_limit is not None:
+        chat = store.update_chat(user, chat_id, token_limit=_token_limit(engine, body.token_limit))
+    if title is not None:
+        chat = store.rename_chat(user, chat_id, title)
+    return _described(store, engine, user, [chat])[0]
 
 
 @router.delete("/chats/{chat_id}", status_code=204)
@@ -170,6 +237,7 @@ def list_messages(chat_id: str, request: Request) -> Any:
     out = []
     for message in messages:
         record = _json(message)
+        record.pop("tool_results", None)  # never written: a call's result is its tool message
         if message.id in calls:
             record["tool_executions"] = calls[message.id]
         out.append(record)
@@ -222,6 +290,15 @@ def snapshots(chat_id: str, request: Request, limit: Annotated[int, Query(ge=1, 
 def context_status(request: Request, session_id: Annotated[str, Query(alias="sessionId")]) -> Any:
     """Seed 004's status: the last pack's breakdown, budget health and band, totals, last update.
 
+    ``budgetPercent`` is the last pack's tokens as a share of its budget (``null`` before the first
+    pack), whatever the spending limits (their side is ``budgetHealth``); ``tierBreakdown`` seed
+    004's tiers 1–4 (``tier``, ``name``, ``tokens``, ``items``, ``percent`` of the pack, ``layers``);
+    both are the running turn's latest pack while one runs in this process (``live: true``).
+    ``currentContext`` is where the chat is (``type``, ``entityId``, ``name``) and the tokens its
+    location took; ``strategy`` the pruning band in force (``band``, ``historyMessages``,
+    ``relatedItems``, ``references``) and ``reason``, one sentence why; ``tokenLimit`` the chat's
+    budget; ``spending.warning`` says when a dollar limit cannot work (the model has no price).
+
     ``cache`` is the chat's prompt caching: ``hitShare`` of its prompt tokens served from the model's
     cache (``source: "provider"``), or expected from the prefixes its packs repeated when the model
     reported none (``source: "expected"``); ``savedDollars`` the cache saved; ``lastPackPrefixTokens``
@@ -234,14 +311,17 @@ def context_status(request: Request, session_id: Annotated[str, Query(alias="ses
     last = (snapshot.tier_breakdown.get("total") or {}) if snapshot is not None else {}
     health = engine.guard.health(user, session_id) if engine.guard is not None else None
     band = engine.guard.band(user, session_id) if engine.guard is not None else None
+    budget = chat_budget(engine.budget, chat)
+    live = engine.live.get((user, session_id))
     return {
         "sessionId": session_id,
         "running": request.app.state.running.is_running(user, session_id),
-        "budget": {
-            "window": engine.budget.window,
-            "reserve": engine.budget.reserve,
-            "available": engine.budget.available,
-        },
+        "budget": {"window": budget.window, "reserve": budget.reserve, "available": budget.available},
+        "tokenLimit": budget.available,
+        **pack_status(snapshot, live),
+        "currentContext": current_context(store, user, chat, snapshot, live),
+        "strategy": strategy(engine.guard, band, health),
+        "spending": spending_status(engine.guard, engine.prices, engine.model or engine.provider.model),
         "budgetHealth": health,
         "pruningBand": _json(band) if band is not None else None,
         "snapshot": _json(snapshot) if snapshot is not None else None,
@@ -266,7 +346,7 @@ def context_detail(chat_id: str, request: Request, turns: Annotated[int, Query(g
     store.get_chat(user, chat_id)
     packs = store.list_audit(user, chat_id=chat_id, event="pack", limit=1)
     done = store.list_audit(user, chat_id=chat_id, event="turn", limit=turns)
-    compactions = store.list_audit(user, chat_id=chat_id, event="compaction", limit=50)
+    compactions = compaction_steps(store.list_audit(user, chat_id=chat_id, event="compaction", limit=500))
     per_turn = []
     for entry in reversed(done):
         usage = entry.details.get("usage") or {}
@@ -290,5 +370,5 @@ def context_detail(chat_id: str, request: Request, turns: Annotated[int, Query(g
         if packs
         else None,
         "turns": per_turn,
-        "compactions": [{**c.details, "at": _json(c.created_at)} for c in compactions],
+        "compactions": compactions,
     }

@@ -26,6 +26,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic_core import to_jsonable_python
 
+from tierwise.chat.costguard import unpriced_warning
 from tierwise.server.chat_context import describe
 from tierwise.store import Chat, Store
 from tierwise.store.usage import AuditCount, SpendGroup
@@ -201,6 +202,16 @@ def _ctx(request: Request) -> tuple[Store, str]:
     return request.app.state.store, request.app.state.user_of(request)
 
 
+def _limit_note(request: Request) -> list[str]:
+    """A dollar limit the engine's model cannot reach (it has no price), said plainly."""
+    engine = getattr(request.app.state, "engine", None)
+    guard = getattr(engine, "guard", None)
+    if engine is None or guard is None:
+        return []
+    warning = unpriced_warning(guard.limits, engine.model or engine.provider.model, engine.prices)
+    return [warning] if warning else []
+
+
 def chat_totals(store: Store, user: str, chat: Chat) -> Totals:
     """What one chat used and cost, from its turn records (and its own token counter)."""
     groups = store.spend_groups(user, chat_id=chat.id)
@@ -220,7 +231,7 @@ def chat_usage(chat_id: str, request: Request) -> Any:
         "title": chat.title,
         "context": described["context"],
         **totals.to_json(),
-        "notes": _notes(totals, month=False),
+        "notes": _notes(totals, month=False) + _limit_note(request),
     }
 
 
@@ -260,5 +271,5 @@ def user_usage(request: Request, top: Annotated[int, Query(ge=1, le=100)] = 5) -
         "deleted_chats": {"tokens": deleted.tokens, "dollars": deleted.dollars, "turns": deleted.turns},
         "chats": top_chats,
         "chat_count": len(used),
-        "notes": _notes(all_time, month=True),
+        "notes": _notes(all_time, month=True) + _limit_note(request),
     }

@@ -56,12 +56,12 @@ _UNSEGMENT_MESSAGES = (
     .where(*OWN_MESSAGES, MESSAGES.c.segment_id == sa.bindparam("b_segment"))
     .where(MESSAGES.c.seq >= sa.bindparam("b_old_first"), MESSAGES.c.seq <= sa.bindparam("b_old_last"))
     .where(sa.or_(MESSAGES.c.seq < sa.bindparam("b_first"), MESSAGES.c.seq > sa.bindparam("b_last")))
-    .values(segment_id=None)
+    .values(segment_id=None, is_in_summary=False)
 )
 _SEGMENT_MESSAGES = (
     sa.update(MESSAGES)
     .where(*OWN_MESSAGES, MESSAGES.c.seq >= sa.bindparam("b_first"), MESSAGES.c.seq <= sa.bindparam("b_last"))
-    .values(segment_id=sa.bindparam("b_segment"))
+    .values(segment_id=sa.bindparam("b_segment"), is_in_summary=sa.bindparam("b_in_summary"))
 )
 
 
@@ -91,8 +91,8 @@ class ArtifactsMixin(StoreBase):
     ) -> StoredSegment:
         """Create or replace segment ``segment_id`` of the chat (ids are stable per chat).
 
-        The messages ``first_seq``..``last_seq`` get its id as their ``segment_id`` (and messages it
-        no longer covers lose it).
+        The messages ``first_seq``..``last_seq`` get its id as their ``segment_id`` and, when it has
+        a summary, ``is_in_summary`` (messages it no longer covers lose both).
         """
         segment_id = check_text("segment_id", segment_id)
         for name, value in (("seq", seq), ("first_seq", first_seq), ("last_seq", last_seq)):
@@ -137,7 +137,7 @@ class ArtifactsMixin(StoreBase):
                 raise NotFoundError("chat", chat_id, user_id)
             if old is not None and tuple(old) != (first_seq, last_seq):  # messages it no longer covers
                 session.execute(_UNSEGMENT_MESSAGES, {**span, "b_old_first": old[0], "b_old_last": old[1]})
-            session.execute(_SEGMENT_MESSAGES, span)
+            session.execute(_SEGMENT_MESSAGES, {**span, "b_in_summary": bool(summary.strip())})
             return StoredSegment.of(row)
 
     def get_segment(self, user_id: str, chat_id: str, segment_id: str) -> StoredSegment:

@@ -170,7 +170,7 @@ def check_chat_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
         if key in fields:
             fields[key] = check_text(key, fields[key], optional=True)
     for key in ("total_tokens_used", "token_limit"):
-        if key in fields:
+        if key in fields and not (key == "token_limit" and fields[key] is None):  # None: the server's
             check_count(key, fields[key])
     for key in ("key_decisions", "created_entities"):
         if key in fields:

@@ -177,7 +177,7 @@ class Chat(Base):
     key_decisions: Mapped[list[Any]]
     created_entities: Mapped[list[Any]]
     total_tokens_used: Mapped[int] = mapped_column(Integer)
-    token_limit: Mapped[int] = mapped_column(Integer)
+    token_limit: Mapped[int | None] = mapped_column(Integer)  # its budget; NULL: the server's
     message_count: Mapped[int] = mapped_column(Integer)
     messages_archived: Mapped[int] = mapped_column(Integer)
     last_compression_at: Mapped[datetime | None]
@@ -215,6 +215,10 @@ class ChatMessage(Base):
     token_count: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime]
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata")
+    # What memory reads off the message (tierwise.memory.analysis), made once: BM25 terms and
+    # content words, each joined by spaces; NULL for messages stored before migration 0006.
+    terms: Mapped[str | None] = mapped_column(Text)
+    words: Mapped[str | None] = mapped_column(Text)
 
 
 class ChatToolCall(Base):

@@ -67,7 +67,7 @@ class Chat:
     key_decisions: list[Any]
     created_entities: list[Any]
     total_tokens_used: int
-    token_limit: int
+    token_limit: int | None  # the tokens its prompts may use; ``None``: the server's budget
     message_count: int
     messages_archived: int
     last_compression_at: datetime | None

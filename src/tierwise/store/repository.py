@@ -121,8 +121,13 @@ def _message_row(
     at: datetime,
     metadata: dict[str, Any],
     tool_results: list[Any] | None,
+    analysis: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A ``chat_messages`` row: the message's columns (see ``message_columns``) and its bookkeeping."""
+    """A ``chat_messages`` row: the message's columns (see ``message_columns``) and its bookkeeping.
+
+    ``analysis``: the ``terms`` and ``words`` columns (memory's, see ``Store.message_analyses``).
+    """
+    terms, words = analysis if analysis is not None else (None, None)
     return {
         "id": models.new_id(),
         "chat_id": chat_id,
@@ -143,7 +148,13 @@ def _message_row(
         "token_count": token_count,
         "created_at": at,
         "metadata": metadata,
+        "terms": terms,
+        "words": words,
     }
+
+
+def _record(row: dict[str, Any]) -> StoredMessage:
+    return StoredMessage(**{k: v for k, v in row.items() if k not in ("terms", "words")})
 
 
 class Store(ArtifactsMixin, UsageMixin, SharedMixin):
@@ -214,7 +225,7 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
         title: str = "New Chat",
         context_type: str = "global",
         entity_id: str | None = None,
-        token_limit: int = 10_000,
+        token_limit: int | None = None,
         id: str | None = None,
     ) -> Chat:
         """A new, empty chat of ``user_id`` (defaults from seed 002).
@@ -230,7 +241,8 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
         title = check_text("title", title)
         context_type = check_text("context_type", context_type)
         entity_id = check_text("entity_id", entity_id, optional=True)
-        check_count("token_limit", token_limit)
+        if token_limit is not None:  # its budget; None: the server's
+            check_count("token_limit", token_limit)
         now = models.utcnow()
         values: dict[str, Any] = {
             "id": id or models.new_id(),
@@ -350,6 +362,7 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
         at: datetime | None = None,
         metadata: Mapping[str, Any] | None = None,
         tool_results: list[Any] | None = None,
+        analysis: tuple[str, str] | None = None,
     ) -> StoredMessage:
         """Append an OpenAI-format message at the chat's next ``seq`` (0, 1, 2 … atomically).
 
@@ -361,6 +374,7 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
             at: when it was said (timezone-aware; default now).
             metadata: anything JSON to keep beside the message (never sent to a model).
             tool_results: results of the tool calls this assistant message made, if kept inline.
+            analysis: what memory read off it (:meth:`message_analyses`), to keep beside it.
         """
         columns = message_columns(message)
         check_count("token_count", token_count)
@@ -376,11 +390,11 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
             if taken is None:
                 raise NotFoundError("chat", chat_id, user_id)
             values = _message_row(
-                chat_id, user_id, taken - 1, columns, token_count, at or now, meta, tool_results
+                chat_id, user_id, taken - 1, columns, token_count, at or now, meta, tool_results, analysis
             )
             # A prepared Core INSERT: the ORM's unit of work costs more than the write itself.
             session.execute(_INSERT_MESSAGE, values)
-            return StoredMessage(**values)
+            return _record(values)
 
     def add_messages(
         self,
@@ -391,11 +405,13 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
         token_counts: Sequence[int],
         at: datetime | Sequence[datetime | None] | None = None,
         metadata: Sequence[Mapping[str, Any] | None] | None = None,
+        analyses: Sequence[tuple[str, str] | None] | None = None,
     ) -> list[StoredMessage]:
         """Append several messages at the chat's next positions in two statements (an imported history).
 
         Like :meth:`add_message` for each, in order, all-or-nothing. ``at`` is one time for all or
-        each message's (``None``: now); ``metadata``, if given, holds each message's (or ``None``).
+        each message's (``None``: now); ``metadata`` and ``analyses``, if given, hold each message's
+        (or ``None``).
 
         Raises:
             InputError: a message is not valid, or ``token_counts`` does not match ``messages``.
@@ -405,6 +421,8 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
             raise InputError(f"{len(messages)} messages but {len(token_counts)} token counts; give one each")
         if metadata is not None and len(metadata) != len(messages):
             raise InputError(f"{len(messages)} messages but {len(metadata)} metadata; give one each")
+        if analyses is not None and len(analyses) != len(messages):
+            raise InputError(f"{len(messages)} messages but {len(analyses)} analyses; give one each")
         times = list(at) if isinstance(at, Sequence) else [at] * len(messages)
         if len(times) != len(messages):
             raise InputError(f"{len(messages)} messages but {len(times)} times; give one each")
@@ -415,7 +433,7 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
             columns = message_columns(message)
             check_count("token_count", tokens)
             meta = dict(check_json("metadata", dict(metadata[i] or {}))) if metadata is not None else {}
-            rows.append((columns, tokens, meta))
+            rows.append((columns, tokens, meta, analyses[i] if analyses is not None else None))
         if not rows:
             return []
         now = models.utcnow()
@@ -427,11 +445,29 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
                 raise NotFoundError("chat", chat_id, user_id)
             first = taken - len(rows)
             values = [
-                _message_row(chat_id, user_id, first + i, columns, tokens, times[i] or now, meta, None)
-                for i, (columns, tokens, meta) in enumerate(rows)
+                _message_row(chat_id, user_id, first + i, columns, tokens, times[i] or now, meta, None, made)
+                for i, (columns, tokens, meta, made) in enumerate(rows)
             ]
             session.execute(_INSERT_MESSAGE, values)  # one executemany
-            return [StoredMessage(**row) for row in values]
+            return [_record(row) for row in values]
+
+    def message_analyses(self, user_id: str, chat_id: str) -> list[tuple[str, str] | None]:
+        """What memory read off each of the chat's messages, in ``seq`` order (``None``: not stored).
+
+        Kept beside the messages (``terms``, ``words``: :mod:`tierwise.memory.analysis`) so a
+        chat loaded again need not read its whole text twice.
+        """
+        msg = MESSAGES.c
+        query = (
+            sa.select(msg.terms, msg.words)
+            .where(msg.user_id == user_id, msg.chat_id == chat_id)
+            .order_by(msg.seq)
+        )
+        with self._read() as session:
+            return [
+                (terms, words) if terms is not None and words is not None else None
+                for terms, words in session.execute(query)
+            ]
 
     def list_messages(
         self,

@@ -53,6 +53,7 @@ __all__ = [
     "Completion",
     "LLMSummarizer",
     "OnRequestPath",
+    "counting_usage",
     "fit_input",
     "is_off_request_path",
     "off_request_path",
@@ -93,6 +94,21 @@ def off_request_path() -> Iterator[None]:
         yield
     finally:
         _where.off = previous
+
+
+@contextmanager
+def counting_usage() -> Iterator[list[int]]:
+    """``[prompt_tokens, completion_tokens]`` the summarizers' model calls in this thread use inside.
+
+    A summarizer serving every chat counts the process's calls; this counts one caller's (a chat's
+    upkeep), so its spend goes to that chat.
+    """
+    previous = getattr(_where, "spent", None)
+    _where.spent = spent = [0, 0]
+    try:
+        yield spent
+    finally:
+        _where.spent = previous
 
 
 def is_off_request_path() -> bool:
@@ -346,9 +362,15 @@ class LLMSummarizer:
         response = respond(messages, model=self.model, max_tokens=self.max_tokens)
         usage = getattr(response, "usage", None)
         if usage is not None:
+            prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+            completion = int(getattr(usage, "completion_tokens", 0) or 0)
             with self._lock:
-                self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-                self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+                self.prompt_tokens += prompt
+                self.completion_tokens += completion
+            spent = getattr(_where, "spent", None)
+            if spent is not None:  # a caller counts its own (counting_usage)
+                spent[0] += prompt
+                spent[1] += completion
         return str(getattr(response, "text", "") or ""), getattr(response, "finish_reason", None)
 
     def _checked(self, answer: tuple[str, str | None], cap: int, source: str) -> str:
