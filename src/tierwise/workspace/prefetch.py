@@ -42,39 +42,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from tierwise.store.engine import sqlite_memory
-from tierwise.workspace.context_cache import workspace_version
+from tierwise.workspace.context_cache import CacheStats, workspace_version
 
 __all__ = ["PrefetchStats", "Prefetcher"]
 
 
 @dataclass
-class PrefetchStats:
-    """What a :class:`Prefetcher` did: ``saved_ms`` is build time the hits took off the request path."""
+class PrefetchStats(CacheStats):
+    """What a :class:`Prefetcher` did: ``saved_ms`` is build time the hits took off the request path.
+
+    ``misses``: details asked for that were not the one prefetched (or stale, or failed).
+    """
 
     offered: int = 0
-    hits: int = 0
-    misses: int = 0  # a detail asked for that was not the one prefetched (or stale, or failed)
-    stale: int = 0
-    saved_ms: float = 0.0
-    build_ms: float = 0.0
-
-    @property
-    def hit_rate(self) -> float:
-        """Hits ÷ detail calls that looked (0 before any)."""
-        looked = self.hits + self.misses
-        return self.hits / looked if looked else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """The figures, rounded, for reports."""
-        return {
-            "offered": self.offered,
-            "hits": self.hits,
-            "misses": self.misses,
-            "stale": self.stale,
-            "hit_rate": round(self.hit_rate, 3),
-            "build_ms": round(self.build_ms, 2),
-            "saved_ms": round(self.saved_ms, 2),
-        }
+        return {"offered": self.offered, **super().as_dict()}
 
 
 @dataclass
