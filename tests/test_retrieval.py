@@ -257,3 +257,30 @@ def test_select_counts_only_the_lines_that_might_fit(retriever: TurnRetriever, c
     picked = retriever.select("Ann cat", 12, spy)  # room for a line or so: most are too long to try
     assert sum(spy.count(render_turn(t) + "\n") for t in picked) <= 12 < everything
     assert len(counted) - len(picked) < len(retriever.turns)
+
+
+def test_turns_without_a_searchable_word_are_searched_without_error() -> None:
+    """Only emoji and one-letter words: no BM25 term at all (bm25s cannot index that), nothing matches."""
+    retriever = TurnRetriever()
+    retriever.add([Turn("t1", 0, "user", "👍 I a", "Sam", None)])
+    assert retriever.scores("what did I say").tolist() == [0.0]
+    retriever.add([Turn("t2", 1, "assistant", "The launch moved to Friday.", "bot", None)])
+    assert retriever.select("launch", 100, TokenCounter())[-1].id == "t2"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "a  b\tc\nd",
+        " lead and trail ",
+        "non\u00a0breaking\u2003em space",
+        "lone \ud800 surrogate",
+        "",
+        "日本 語",
+    ],
+)
+def test_a_lines_word_floor_counts_runs_between_ascii_whitespace(line: str) -> None:
+    """The floor a search skips lines by: never above what the tokenizer can make of the line."""
+    from tierwise.memory.retrieval import _words
+
+    assert _words(line) == len(re.findall(r"[^ \t\n\r\x0b\x0c]+", line))

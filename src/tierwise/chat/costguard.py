@@ -204,7 +204,10 @@ class CostGuard:
 
     def band(self, user_id: str, chat_id: str, now: datetime | None = None) -> PruningBand | None:
         """The pruning band for the current health (``None`` without limits)."""
-        health = self.health(user_id, chat_id, now)
+        return self.band_at(self.health(user_id, chat_id, now))
+
+    def band_at(self, health: float | None) -> PruningBand | None:
+        """The pruning band for a :meth:`health` already read (``None`` for ``None``)."""
         return band_for_health(health, self.bands) if health is not None else None
 
     def check(self, user_id: str, chat_id: str, now: datetime | None = None) -> None:

@@ -21,8 +21,9 @@ segment not summarised yet — is the extractive one, made at once.
 
 The summarizer counts what its calls used (``calls``, ``prompt_tokens``, ``completion_tokens``); what
 the calls of a chat engine's upkeep used is that chat's spend (the cost guard's ledger and its token
-total: :func:`tierwise.chat.turn.store_records`), as its title is. The OpenAI-compatible endpoint's
-summaries are not counted yet.
+total: :func:`tierwise.chat.turn.store_records`), as its title is; so is what the OpenAI-compatible
+endpoint's summaries and narrative merges used (:func:`model_upkeep` counts them,
+:func:`tierwise.server.spent.record_upkeep` records them).
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ from tierwise.memory.engine import Memory
 from tierwise.memory.segments import Segment, make_trio
 from tierwise.memory.turns import Turn
 from tierwise.memory.upkeep import merge_text
-from tierwise.providers.base import Provider, SyncCompletion
+from tierwise.providers.base import Provider, SyncCompletion, Usage
 from tierwise.providers.settings import ProviderSettings
-from tierwise.summarize.llm import LLMSummarizer, off_request_path
+from tierwise.summarize.llm import LLMSummarizer, counting_usage, off_request_path
 from tierwise.tokens import TokenCounter
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "make_summaries",
     "merge_narrative",
     "model_summarizer",
+    "model_upkeep",
     "pending_summaries",
 ]
 
@@ -163,3 +165,18 @@ def merge_narrative(memory: Memory, lock: threading.Lock) -> None:
         same = len(current) == count and all(a is b for a, b in zip(current, segments, strict=False))
         if same and memory.narrative.prose == prose:
             memory.upkeep.apply_merge(memory, count, merged)
+
+
+def model_upkeep(memory: Memory, jobs: Sequence[Job], lock: threading.Lock) -> Usage:
+    """:func:`make_summaries` of ``jobs``, then :func:`merge_narrative` if segments wait; what the calls used.
+
+    For a worker thread (the OpenAI-compatible endpoint's, while the upstream answers): the usage is
+    this thread's calls of the summary model, the chat's spend as the chat engine's upkeep is.
+    """
+    with counting_usage() as spent:
+        if jobs:
+            make_summaries(memory, jobs)
+        if memory.upkeep.unmerged:  # narrated by an earlier request's upkeep: merged now
+            merge_narrative(memory, lock)
+    prompt, completion = spent
+    return Usage(prompt, completion, prompt + completion)

@@ -97,6 +97,7 @@ def warm_up(engine: ChatEngine, user_id: str) -> None:
     from tierwise.memory.assemble import pack_turn
     from tierwise.memory.persist import StoreBlobs
     from tierwise.memory.retrieval import tokenize
+    from tierwise.summarize.sentences import split_sentences
 
     memory = engine.memory_factory(StoreBlobs(engine.store, user_id))
     memory.summarizer = None  # a made-up conversation: never worth a summary model's request
@@ -106,6 +107,8 @@ def warm_up(engine: ChatEngine, user_id: str) -> None:
     memory.maintain()
     pack_turn(memory, engine.budget, [{"role": "user", "content": "Where is the offsite?"}])
     tokenize(["Where is the offsite?"])  # bm25s and the stemmer: a long chat's first pack needs them
+    # pySBD compiles ~100 patterns on its first ambiguous line (60 ms of a stored chat's first turn)
+    split_sentences("Dr. Lee moved v2.1 of the plan to 3.5 km away... See https://example.com/a?b=1. Done.")
     engine.store.list_chats(user_id, entity_id="warm-up", limit=1)
 
 
@@ -254,6 +257,7 @@ def create_app(
         {"/v1/chat/completions": openai_compat.ChatCompletionRequest},
         require_key=require_key,
         window=engine.budget.window,
+        token_limit=engine.budget.available,
     )
     return app
 

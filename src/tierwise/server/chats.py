@@ -24,6 +24,7 @@ from sse_starlette.sse import EventSourceResponse
 
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.turn import chat_budget
+from tierwise.server.api_models import ChatList, ChatOut, ContextStatus, RunningChat
 from tierwise.server.app import ApiError
 from tierwise.server.chat_context import RETIRED, check_location, describe
 from tierwise.server.chat_status import (
@@ -53,6 +54,10 @@ _BLANK_CHARS = "\t\n\x0b\x0c\r "
 
 
 _DAY = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+"""Python's white space (``str.isspace``), as a regex class: what ``strip()`` removes."""
+_NOT_BLANK: dict[str, Any] = {"pattern": f"[^{_SPACE}]"}
+"""A title or message is more than white space: the schema says what the check (``strip()``) does."""
 
 TOKEN_LIMIT_MIN = 1_000
 """The smallest budget a chat may have (the assistant's system prompt and tools take ~1,500)."""
@@ -101,7 +106,10 @@ class Rename(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
 
-    title: Annotated[str, Field(min_length=1, max_length=200)] | SkipJsonSchema[None] = None
+    title: (
+        Annotated[str, Field(min_length=1, max_length=200, json_schema_extra=_NOT_BLANK)]
+        | SkipJsonSchema[None]
+    ) = None
     token_limit: Annotated[int, Field(ge=TOKEN_LIMIT_MIN)] | SkipJsonSchema[None] = None
 
 
@@ -125,7 +133,7 @@ class NewMessage(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: Annotated[str, Field(min_length=1, max_length=100_000)]
+    content: Annotated[str, Field(min_length=1, max_length=100_000, json_schema_extra=_NOT_BLANK)]
 
 
 def _ctx(request: Request) -> tuple[Store, ChatEngine, str]:
@@ -137,7 +145,7 @@ def _json(value: Any) -> Any:
     return to_jsonable_python(value)
 
 
-@router.post("/chats", status_code=201)
+@router.post("/chats", status_code=201, responses={201: {"model": ChatOut, "description": "The chat"}})
 def create_chat(body: NewChat, request: Request) -> Any:
     """Create a chat: global, on the calendar, on one day of it, or on one of the user's projects or tasks.
 
@@ -166,7 +174,7 @@ def _described(store: Store, engine: ChatEngine, user: str, chats: list[Chat]) -
     return out
 
 
-@router.get("/chats")
+@router.get("/chats", responses={200: {"model": ChatList, "description": "The chats"}})
 def list_chats(
     request: Request,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
@@ -187,7 +195,7 @@ def list_chats(
     return {"chats": _described(store, engine, user, found)}
 
 
-@router.get("/chats/{chat_id}")
+@router.get("/chats/{chat_id}", responses={200: {"model": RunningChat, "description": "The chat"}})
 def get_chat(chat_id: str, request: Request) -> Any:
     """One chat, with its ``context`` and whether a turn is running."""
     store, engine, user = _ctx(request)
@@ -195,7 +203,7 @@ def get_chat(chat_id: str, request: Request) -> Any:
     return {**chat, "running": request.app.state.running.is_running(user, chat_id)}
 
 
-@router.patch("/chats/{chat_id}")
+@router.patch("/chats/{chat_id}", responses={200: {"model": ChatOut, "description": "The chat"}})
 def rename_chat(chat_id: str, body: Rename, request: Request) -> Any:
     """Rename a chat, change its budget (``token_limit``, used from its next pack), or both."""
     store, engine, user = _ctx(request)
@@ -286,7 +294,7 @@ def snapshots(chat_id: str, request: Request, limit: Annotated[int, Query(ge=1, 
     return {"snapshots": _json(store.list_snapshots(user, chat_id, limit=limit))}
 
 
-@router.get("/context/status")
+@router.get("/context/status", responses={200: {"model": ContextStatus, "description": "The status"}})
 def context_status(request: Request, session_id: Annotated[str, Query(alias="sessionId")]) -> Any:
     """Seed 004's status: the last pack's breakdown, budget health and band, totals, last update.
 
@@ -310,7 +318,7 @@ def context_status(request: Request, session_id: Annotated[str, Query(alias="ses
     cache = chat_totals(store, user, chat).cache()
     last = (snapshot.tier_breakdown.get("total") or {}) if snapshot is not None else {}
     health = engine.guard.health(user, session_id) if engine.guard is not None else None
-    band = engine.guard.band(user, session_id) if engine.guard is not None else None
+    band = engine.guard.band_at(health) if engine.guard is not None else None  # one read of the spend
     budget = chat_budget(engine.budget, chat)
     live = engine.live.get((user, session_id))
     return {

@@ -42,10 +42,11 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
@@ -90,12 +91,14 @@ from tierwise.server.openai_params import (
     read_body,
 )
 from tierwise.server.openai_sessions import Sessions, Turn
+from tierwise.server.openai_validate import SLICE, MessagesInvalid, validate_request
 from tierwise.server.spent import Spent, spent_of
 from tierwise.store.checks import check_json
 
 __all__ = ["ChatCompletionRequest", "openai_error", "router", "session_header"]
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 
@@ -205,12 +208,12 @@ async def chat_completions(request: Request) -> Response:
     """
     try:
         data = parse_body(await read_body(request, _max_body_bytes(request)))
-        body = ChatCompletionRequest.model_validate(data)
+        body = await validate_request(data)  # a long conversation in slices: others go on meanwhile
         check_tool_results(body.messages)
         check_tool_choice(body)
     except BadRequest as exc:
         return openai_error(exc.status, str(exc), code=exc.code, param=exc.param)
-    except ValidationError as exc:
+    except (ValidationError, MessagesInvalid) as exc:
         return validation_error(exc)
     except RecursionError:
         return openai_error(400, "the body is nested too deep; flatten it", code="invalid_json")
@@ -260,6 +263,13 @@ def session_header(key: str) -> str:
     return "sha256-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+async def _off_loop_if_long(messages: Sequence[Any], work: Callable[[], _T]) -> _T:
+    """``work()``, in a worker thread when ``messages`` is long (a Python loop over each of them)."""
+    if len(messages) <= SLICE:
+        return work()
+    return await anyio.to_thread.run_sync(work)
+
+
 async def _complete(
     request: Request, body: ChatCompletionRequest, data: dict[str, Any], user: str
 ) -> Response:
@@ -268,8 +278,11 @@ async def _complete(
     systems = [m for m in body.messages if m.role in ("system", "developer")]
     # As the store keeps it (NUL and lone surrogates → U+FFFD): the pack sent upstream, the held
     # memory and a resent history after a restart all agree with what is stored.
-    conversation = check_json(
-        "messages", [m.to_openai() for m in body.messages if m.role not in ("system", "developer")]
+    conversation = await _off_loop_if_long(
+        body.messages,
+        lambda: check_json(
+            "messages", [m.to_openai() for m in body.messages if m.role not in ("system", "developer")]
+        ),
     )
     if not conversation:
         raise BadRequest(
@@ -279,10 +292,11 @@ async def _complete(
     tools = [t.model_dump() for t in body.tools or ()]
     max_tokens = body.max_completion_tokens or body.max_tokens
     budget = _budget(engine, max_tokens)
-    key = session_key(
+    opening = next(m for m in body.messages if m.role not in ("system", "developer"))
+    key = session_key(  # (it reads the first system message and the first other one)
         request.headers.get(SESSION_HEADER),
         body.user,
-        [{"role": m.role, "content": m.content} for m in body.messages],
+        [{"role": m.role, "content": m.content} for m in (*systems[:1], opening)],
     )
     pack = await sessions.begin(user, key, Turn(conversation, system, tools, budget))
     upstream = ModelRequest(

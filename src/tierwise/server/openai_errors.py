@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from tierwise.errors import UserError
+
+if TYPE_CHECKING:
+    from tierwise.server.openai_validate import MessagesInvalid
 
 __all__ = [
     "COMPLETION_RESPONSES",
@@ -74,6 +77,8 @@ _API_ERRORS = {
     429: "Rate limit (Retry-After) or spending limit",
     500: "Internal error; nothing already stored was lost",
 }
+_OPEN = ("/api/health", "/api/info")
+"""The routes that need no key, even with ``--require-key``."""
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorResponse, "description": text} for status, text in _DESCRIPTIONS.items()
 }
@@ -154,7 +159,7 @@ def _json_type(value: Any) -> str:
     return "an array" if isinstance(value, list) else "null"
 
 
-def validation_error(exc: ValidationError) -> JSONResponse:
+def validation_error(exc: ValidationError | MessagesInvalid) -> JSONResponse:
     """A body that failed validation: 400 naming the first parameter at fault.
 
     A value of the wrong JSON type (where one type fits) is ``invalid_type``, worded as OpenAI words
@@ -203,6 +208,7 @@ def document(
     *,
     require_key: bool,
     window: int | None = None,
+    token_limit: int | None = None,
 ) -> None:
     """Add the ``/v1`` request schemas and the bearer security scheme to ``app``'s OpenAPI document.
 
@@ -210,6 +216,8 @@ def document(
     ``require_key`` every ``/v1`` and ``/api`` operation needs the bearer key; without, it is optional
     (any key or none is accepted in local mode). ``window``: the budget's window in tokens, which a
     body's ``max_tokens`` and ``max_completion_tokens`` must stay below (documented as their maximum).
+    ``token_limit``: the largest budget a chat may be given (the server's), documented as the maximum
+    of ``token_limit`` in ``NewChat`` and ``Rename`` (more is a 422).
     """
     from tierwise.server.openapi_links import add_links
 
@@ -244,24 +252,45 @@ def document(
         }
         problem = {"application/json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
         for path, operations in schema.get("paths", {}).items():
-            if not path.startswith("/api/"):
-                continue
             for operation in operations.values():
-                if isinstance(operation, dict):
-                    responses = operation.setdefault("responses", {})
+                if not isinstance(operation, dict):
+                    continue
+                responses = operation.setdefault("responses", {})
+                if "HTTPValidationError" in str(responses.get("422")):  # FastAPI's, never sent
+                    del responses["422"]  # /api answers a Problem (below), /v1 a 400
+                if path.startswith("/api/"):
                     for status, text in _API_ERRORS.items():
                         responses.setdefault(str(status), {"description": text, "content": problem})
+        for name in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(name, None)
         security: list[dict[str, list[str]]] = [{"bearer": []}] if require_key else [{"bearer": []}, {}]
         for path, operations in schema.get("paths", {}).items():
-            if path.startswith(("/v1/", "/api/")) and path != "/api/health":
+            if path.startswith(("/v1/", "/api/")) and path not in _OPEN:
                 for operation in operations.values():
                     if isinstance(operation, dict):
                         operation["security"] = security
+        if token_limit is not None:
+            _limit_token_limit(schemas, token_limit)
         add_links(schema)  # where the id parameters come from (a chat's from POST /api/chats…)
         app.openapi_schema = schema
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _limit_token_limit(schemas: dict[str, Any], most: int) -> None:
+    """Document a chat's ``token_limit`` as at most ``most``, the server's budget (more is a 422)."""
+    for name in ("NewChat", "Rename"):
+        field = schemas.get(name, {}).get("properties", {}).get("token_limit")
+        if not isinstance(field, dict):
+            continue
+        for branch in field.get("anyOf", [field]):
+            if branch.get("type") == "integer":
+                branch["maximum"] = most
+        field["description"] = (
+            f"The chat's budget: the tokens each of its prompts may use, at most {most:,} (the server's: "
+            "its window less the answer's reserve); the server's when left out."
+        )
 
 
 def _limit_max_tokens(body: dict[str, Any], window: int) -> None:

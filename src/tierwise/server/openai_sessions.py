@@ -56,14 +56,14 @@ import anyio
 
 from tierwise.budget import Budget, band_for_health
 from tierwise.chat.engine import ChatEngine
-from tierwise.chat.summaries import make_summaries, merge_narrative, pending_summaries
+from tierwise.chat.summaries import model_upkeep, pending_summaries
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
 from tierwise.server.openai_history import diverged as _diverged
 from tierwise.server.openai_history import entity_id
-from tierwise.server.spent import Spent
+from tierwise.server.spent import Spent, record_upkeep
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import new_id, utcnow
 from tierwise.summarize.llm import LLMSummarizer
@@ -249,15 +249,17 @@ class Sessions:
         """A summary model's summaries of the segments that closed, made while the upstream answers.
 
         In a worker thread, outside the session's lock, on copies: the upkeep then finds them made
-        (:mod:`tierwise.chat.summaries`). One the answer overtakes stays extractive.
+        (:mod:`tierwise.chat.summaries`). One the answer overtakes stays extractive. What the calls
+        used is the chat's spend, as the web chat's upkeep is.
         """
         memory = prepared.memory.memory
         if isinstance(memory.summarizer, LLMSummarizer):
             jobs = await self.run(partial(pending_summaries, memory, prepared.lock))
-            if jobs:
-                await anyio.to_thread.run_sync(make_summaries, memory, jobs)
-            if memory.upkeep.unmerged:  # narrated by an earlier request's upkeep: merged now
-                await anyio.to_thread.run_sync(merge_narrative, memory, prepared.lock)
+            if jobs or memory.upkeep.unmerged:  # (merges: narrated by an earlier request's upkeep)
+                used = await anyio.to_thread.run_sync(model_upkeep, memory, jobs, prepared.lock)
+                if used.total_tokens:  # its own commit (the chat's row first, for a new session)
+                    spend = (self.engine, prepared.memory, used, self._write_chat, prepared.lock)
+                    await self.later(partial(record_upkeep, *spend), heavy=prepared.heavy)
 
     async def answered(self, packed: Packed, response: ModelResponse, spent: Spent) -> None:
         """Remember the answer (the session's next request packs with it), then :meth:`end`.

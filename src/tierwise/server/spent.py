@@ -8,6 +8,9 @@ counted; priced with the engine's prices, cached prompt tokens at the cached rat
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +20,11 @@ from tierwise.tokens import get_counter
 
 if TYPE_CHECKING:
     from tierwise.chat.engine import ChatEngine
+    from tierwise.memory.persist import ChatMemory
 
-__all__ = ["Spent", "spent_of"]
+__all__ = ["Spent", "record_upkeep", "spent_of"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -64,3 +70,31 @@ def spent_of(engine: ChatEngine, usage: Usage | None, prompt_tokens: int, respon
     saved = cache_savings(usage, model, prices=engine.prices)
     cached = min(max(usage.cached_tokens, 0), usage.prompt_tokens)
     return Spent(usage.prompt_tokens, usage.completion_tokens, priced.dollars, priced.known, cached, saved)
+
+
+def record_upkeep(
+    engine: ChatEngine,
+    chat: ChatMemory,
+    used: Usage,
+    write: Callable[[ChatMemory, Callable[[], None]], None],
+    lock: threading.Lock,
+) -> None:
+    """What a chat's summary model used: the chat's spend, recorded as the chat engine's upkeep does.
+
+    The cost guard's usage row (priced as the summary model) and the chat's tokens, written by
+    ``write(chat, work)`` (which stores a new session's chat row first) under the session's ``lock``.
+    A failure is logged, never raised: the request's own records come after it.
+    """
+    model = str(getattr(chat.memory.summarizer, "model", "") or engine.model or engine.provider.model or "")
+    dollars = cost(used, model, prices=engine.prices).dollars
+
+    def spend() -> None:
+        if engine.guard is not None:
+            engine.guard.record(chat.user_id, chat.chat_id, tokens=used.total_tokens, dollars=dollars)
+        engine.store.add_tokens_used(chat.user_id, chat.chat_id, used.total_tokens)
+
+    with lock:
+        try:
+            write(chat, spend)
+        except Exception:
+            log.exception("recording what the summary model used in chat %s failed", chat.chat_id)

@@ -29,6 +29,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
 from tierwise.chat.engine import ChatEngine
+from tierwise.server.api_models import ServiceInfo
 
 __all__ = ["STATIC", "mount_web", "service_info"]
 
@@ -68,7 +69,7 @@ def mount_web(app: FastAPI, *, require_key: bool = False) -> None:
     async def favicon() -> FileResponse:
         return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
 
-    @app.get("/api/info")
+    @app.get("/api/info", responses={200: {"model": ServiceInfo, "description": "The service"}})
     async def info(request: Request) -> dict[str, Any]:
         """Which model answers and whether requests need an API key; readable without a key."""
         return service_info(request.app.state.engine, require_key=require_key)

@@ -318,6 +318,7 @@ class AuditEntry(Base):
     __table_args__ = (
         Index("ix_audit_log_user_id_created_at", "user_id", "created_at"),
         Index("ix_audit_log_user_id_chat_id", "user_id", "chat_id"),
+        Index("ix_audit_log_user_id_event_chat_id_created_at", "user_id", "event", "chat_id", "created_at"),
     )
 
     id: Mapped[str] = mapped_column(ID, primary_key=True)
