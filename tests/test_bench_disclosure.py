@@ -98,3 +98,23 @@ def test_seed_000_section_10_is_measured_with_and_without(monkeypatch: pytest.Mo
     assert s["same_answers"] == s["requests"] == 3
     assert s["tokens_sent"]["without"] - s["tokens_sent"]["with"] == s["tokens_saved"]
     assert "§10.1 prefetch" in "\n".join(disclosure.seed10_lines(s))
+
+
+def test_earlier_results_are_recaps_on_the_progressive_side_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: both sides re-sent every earlier tool result whole, so the headline was bounded by what
+    the full peer's history held (issue 17: 48.9%)."""
+    monkeypatch.setattr(disclosure, "DIALOGUES", disclosure.DIALOGUES[3:4])  # notes: list, detail, list
+    monkeypatch.setattr(disclosure, "MODES", ("progressive", "full"))
+    result = disclosure.run(scales=[], repeat=1, console=Console(file=None, quiet=True))
+    s = result["summary"]
+    for mode in ("progressive", "full"):
+        for row in result[mode]["requests"]:
+            assert sum(row["parts"].values()) == row["tokens_sent"]  # the parts are the whole prompt
+    parts = s["parts"]
+    assert parts["progressive"]["tool_schemas"] == parts["full"]["tool_schemas"]  # context held equal
+    assert parts["progressive"]["system"] == parts["full"]["system"]
+    assert 0 < parts["progressive"]["results_earlier"] < parts["full"]["results_earlier"] / 3
+    alike = sum(v for k, v in parts["progressive"].items() if not k.startswith("results_"))
+    assert s["reduction_ceiling"] == pytest.approx(1 - alike / s["tokens_sent"]["full"], abs=1e-4)
+    assert all(t.recap is None for t in disclosure.full_tools())
+    assert "tool results of earlier requests" in disclosure._markdown(result)

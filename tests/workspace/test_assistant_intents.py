@@ -59,6 +59,13 @@ CASES = [
     _case("I want to work on the Q4 launch project", "details", subject="Q4 launch", target="project"),
     _case("let's focus on marathon training", "details", subject="marathon training", target="project"),
     _case("Show me my active projects", "list_projects", project_status="active"),
+    # "show me X" asks for its preview (a list answers it); "open", "in detail", "more about": details
+    _case("Show me the hiring project", "details", subject="hiring", target="project", preview=True),
+    _case("pull up the pricing note", "details", subject="pricing", target="note", preview=True),
+    _case("open the hiring project", "details", subject="hiring", target="project", preview=False),
+    _case("show me the first one", "details", ordinal=1, preview=False),
+    _case("show me it", "details", pronoun=True, preview=False),
+    _case("tell me more about the hiring project", "details", subject="hiring", preview=False),
     _case("what projects do I have", "list_projects", project_status=None),
     _case("projects about tax", "list_projects", subject="tax"),
     _case("find notes about pricing", "search_notes", subject="pricing"),

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from tierwise.bench.disclosure_latency import latency as tool_latency
+from tierwise.bench.disclosure_report import PARTS, markdown, show
 from tierwise.bench.disclosure_seed10 import seed10_lines, seed10_stats, seed10_summary
 from tierwise.budget import Budget
 from tierwise.chat.events import DoneEvent, ToolCallComplete
@@ -50,7 +50,7 @@ from tierwise.workspace.repository import Profile, Workspace
 from tierwise.workspace.sample import generate_workspace
 from tierwise.workspace.tools import LIST_TOOLS, session, workspace_tools
 
-__all__ = ["DIALOGUES", "NOW", "Dialogue", "run"]
+__all__ = ["DIALOGUES", "NOW", "Dialogue", "run", "seed10_lines"]
 
 ENCODING = "o200k_base"
 TODAY = date(2026, 11, 23)
@@ -176,8 +176,13 @@ def _full_records(tool_: Tool) -> Tool:
 
 
 def full_tools() -> list[Tool]:
-    """The twelve tools as a design without progressive disclosure has them: lists return full records."""
-    return [_full_records(t) if t.name in LIST_TOOLS else t for t in workspace_tools()]
+    """The twelve tools as a design without progressive disclosure has them: full records.
+
+    Lists return full records, and every result is re-sent whole on each later call (no recaps: the
+    whole conversation, as a user without tierwise sends it).
+    """
+    tools = [dataclasses.replace(t, recap=None) for t in workspace_tools()]
+    return [_full_records(t) if t.name in LIST_TOOLS else t for t in tools]
 
 
 class FullContext(WorkspaceContext):
@@ -216,6 +221,32 @@ class Recording(Provider):
         self.requests.append(request)
         async for event in self.inner.stream(request):
             yield event
+
+
+def _parts(sent: Sequence[ModelRequest], own: set[str]) -> dict[str, int]:
+    """What a request's prompts are made of (:data:`~tierwise.bench.disclosure_report.PARTS`).
+
+    ``own``: the ids of the request's own tool calls (their results are read whole in it); the other
+    tool results in its prompts are earlier requests'. The parts add up to the tokens sent.
+    """
+    counter = get_counter(ENCODING)
+    parts = dict.fromkeys(PARTS, 0)
+    for request in sent:
+        total = counter.count_messages(request.messages)
+        parts["tool_schemas"] += counter.count_tools(request.tools)
+        for message in request.messages:
+            role = message.get("role")
+            if role == "system":
+                key = "system"
+            elif role == "tool":
+                key = "results_this_request" if message.get("tool_call_id") in own else "results_earlier"
+            else:
+                continue
+            cost = counter.count_message(message)
+            parts[key] += cost
+            total -= cost
+        parts["messages"] += total
+    return parts
 
 
 def _first_prompt_parts(request: ModelRequest) -> dict[str, int]:
@@ -270,6 +301,7 @@ async def _contender(store: Store, user: str, mode: str, *, seed10: bool = True)
                         if m.get("role") == "tool"
                     ),
                     "first": _first_prompt_parts(sent[0]),
+                    "parts": _parts(sent, {c.call_id for c in calls}),
                     "tools": [c.name for c in calls],
                     "tool_ms": [c.duration_ms for c in calls],
                     "tool_errors": sum(1 for c in calls if not c.success),
@@ -284,7 +316,8 @@ def _shares(runs: dict[str, dict[str, Any]], sent: dict[str, int]) -> dict[str, 
     """What the headline is made of: tool results vs everything both contenders send alike.
 
     ``reduction_ceiling`` is the headline's value if progressive tool results cost nothing at all:
-    the tool schemas, system text, messages and answers are the same for both and bound it.
+    the tool schemas and system text (the same for both), and the conversation's messages, bound it.
+    ``parts``: each contender's tokens by what they are (:func:`_parts`), summed over the requests.
     ``tool_result_reduction`` compares the tool results alone (seed 000 §7.2's ``tokens_saved`` is
     about them) — a second figure, not the headline.
     """
@@ -293,13 +326,21 @@ def _shares(runs: dict[str, dict[str, Any]], sent: dict[str, int]) -> dict[str, 
     results = {
         m: sum(r.get("tool_result_tokens", 0) for r in runs[m]["requests"]) for m in ("progressive", "full")
     }
+    parts = {m: _summed(runs[m]["requests"]) for m in ("progressive", "full")}
+    alike = sum(v for k, v in parts["progressive"].items() if not k.startswith("results_"))
     return {
         "tool_result_tokens": results,
         "tool_result_reduction": round(1 - results["progressive"] / results["full"], 4)
         if results["full"]
         else 0.0,
-        "reduction_ceiling": round(1 - (sent["progressive"] - results["progressive"]) / sent["full"], 4),
+        "reduction_ceiling": round(1 - alike / sent["full"], 4),
+        "parts": parts,
     }
+
+
+def _summed(rows: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """The requests' parts (:func:`_parts`), summed."""
+    return {key: sum(r["parts"][key] for r in rows if "parts" in r) for key in PARTS}
 
 
 def _tiers() -> dict[str, str]:
@@ -376,150 +417,9 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
     }
 
 
-# -- the report -------------------------------------------------------------------------------------
-
-
-def _met(verdict: dict[str, Any], unit: str = "") -> str:
-    if verdict["met"]:
-        return "met"
-    by = verdict["by"]
-    return f"**missed** by {by:.1%}" if unit == "%" else f"**missed** by {by:,}{unit}"
-
-
-def _target_rows(s: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(figure, value, target, verdict) for the headline table."""
-    ic, v = s["initial_context"], s["targets"]
-    rows = [
-        (
-            "fewer tokens than full records, context held equal",
-            f"{s['reduction']:.1%}",
-            "≥ 70%",
-            _met(v["reduction"], "%"),
-        ),
-        (
-            "detail ÷ list calls (seed 000 §7.1)",
-            f"{s['detail_per_list']} ({s['detail_calls']} ÷ {s['list_calls']})",
-            "≤ 0.30",
-            _met(v["detail_per_list"]),
-        ),
-        (
-            "initial context with tool schemas, max",
-            f"{ic['with_tools_max']:,} (mean {ic['with_tools_mean']:,.0f})",
-            "< 2,000",
-            _met(v["initial_context_with_tools"], " tokens"),
-        ),
-        (
-            "initial context without tool schemas, max",
-            f"{ic['max']:,} (mean {ic['mean']:,.0f})",
-            "< 1,500",
-            _met(v["initial_context"], " tokens"),
-        ),
-    ]
-    if "tool_p95_ms_x10" in v:
-        rows.append(
-            (
-                "tool p95 at ×10",
-                f"{v['tool_p95_ms_x10']['value']} ms",
-                "< 50 ms",
-                _met(v["tool_p95_ms_x10"], " ms"),
-            )
-        )
-    return rows
-
-
-def _share_lines(s: dict[str, Any]) -> list[str]:
-    if "reduction_ceiling" not in s:
-        return []
-    results = s["tool_result_tokens"]
-    return [
-        f"What bounds the headline: tool results are {results['progressive']:,} of the progressive "
-        f"contender's tokens and {results['full']:,} of the full peer's; the rest (tool schemas, system "
-        "text, messages, answers) is the same for both, so even tool results costing nothing would make "
-        f"the headline {s['reduction_ceiling']:.1%}. Tool results alone: "
-        f"{s['tool_result_reduction']:.1%} fewer (seed 000 §7.2's tokens_saved; not the headline).",
-        "",
-    ]
-
-
 def _markdown(result: dict[str, Any]) -> str:
-    s = result["summary"]
-    ic, sent = s["initial_context"], s["tokens_sent"]
-    lines = [
-        "# Progressive disclosure (`tierwise bench disclosure`)",
-        "",
-        f"Machine: {result['machine']}. {s['requests']} requests in {len(DIALOGUES)} dialogues, "
-        f"sample workspace ×1, offline assistant, exact `{ENCODING}` counts, all contenders in the same run.",
-        "",
-        "Headline: the same location context for both; the full peer's list tools return the same rows "
-        "as full records.",
-        "",
-        "| figure | value | target | |",
-        "|---|---|---|---|",
-        *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in _target_rows(s)),
-        "",
-        "| tokens sent (all model calls) | progressive | full records | full records + full context |",
-        "|---|---|---|---|",
-        f"| 30 requests | {sent['progressive']:,} | {sent['full']:,} | {sent.get('full_context', 0):,} |",
-        f"| progressive sends fewer by | | **{s['reduction']:.1%}** (headline) | "
-        f"{(s['reduction_full_context'] or 0):.1%} (the old comparison: the full peer's location context "
-        "holds whole records too) |",
-        f"| initial context (system text), mean | {ic['mean']:,.0f} | {ic.get('full_mean', 0):,.0f} | "
-        f"{ic.get('full_context_mean', 0):,.0f} |",
-        "",
-        *_share_lines(s),
-        f"Tool schemas as first sent (12 workspace tools, and memory's update_narrative and "
-        f"record_decision; recall_segments and open_blob join once a chat has a past): "
-        f"{ic['tool_definitions']:,} tokens; first prompt "
-        f"(with the user's message), max {ic['first_prompt_max']:,}. Tool calls per request "
-        f"{s['tool_calls_per_request']}; detail calls ÷ all calls {s['detail_share']:.1%} (not the seed's "
-        f"rate). Requests answered / tool errors: {s['answered']} / {s['tool_errors']}.",
-        "",
-        *seed10_lines(s.get("seed10") or {}),
-        "Tool latency through the executor (SQLite file, ms):",
-        "",
-        "| scale | workspace generated in | p50 | p95 | worst tool p95 | target |",
-        "|---|---|---|---|---|---|",
-    ]
-    for row in result["latency"]:
-        target = "p95 < 50 ms" if row["scale"] == 10 else ""
-        lines.append(
-            f"| ×{row['scale']} | {row['generate_s']} s | {row['p50']} | {row['p95']} | "
-            f"{row['worst_tool_p95']} | {target} |"
-        )
-    lines += ["", "Per request (progressive → full records → full context, tokens sent; tools called):", ""]
-    rows = zip(
-        result["progressive"]["requests"],
-        result["full"]["requests"],
-        result.get("full_context", result["full"])["requests"],
-        strict=True,
-    )
-    for p, f, c in rows:
-        lines.append(
-            f"- {p['request']} — {p['tokens_sent']:,} → {f['tokens_sent']:,} → {c['tokens_sent']:,} · "
-            f"{', '.join(p['tools']) or '–'}"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _print(result: dict[str, Any], console: Console) -> None:
-    s = result["summary"]
-    table = Table(title="progressive disclosure vs full records (context held equal; same run)")
-    for header in ("figure", "value", "target", ""):
-        table.add_column(header)
-    for row in _target_rows(s):
-        table.add_row(*(cell.replace("**", "") for cell in row))
-    sent = s["tokens_sent"]
-    table.add_row(
-        "tokens sent: progressive / full / full + context",
-        " / ".join(f"{n:,}" for n in sent.values()),
-        "",
-        "",
-    )
-    table.add_row("old comparison (full context too)", f"{(s['reduction_full_context'] or 0):.1%}", "", "")
-    table.add_row("answered / tool errors", f"{s['answered']} / {s['tool_errors']}", "", "")
-    for row in result["latency"]:
-        table.add_row(f"tool latency ×{row['scale']} p50 / p95", f"{row['p50']} / {row['p95']} ms", "", "")
-    console.print(table)
+    """The report as markdown (:func:`~tierwise.bench.disclosure_report.markdown`)."""
+    return markdown(result, len(DIALOGUES), ENCODING)
 
 
 async def _measured(directory: Path, mode: str, *, seed10: bool = True) -> dict[str, Any]:
@@ -570,7 +470,7 @@ def run(
     """Run the benchmark, print the table, and write JSON (``out``) and markdown (``out`` with ``.md``)."""
     console = console or Console()
     result = asyncio.run(_run(scales, repeat, lambda text: console.print(f"[dim]{text}…[/]")))
-    _print(result, console)
+    show(result, console)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -40,6 +40,7 @@ from tierwise.chat import housekeeping
 from tierwise.chat.costguard import BudgetExceeded, CostGuard, unpriced_warning
 from tierwise.chat.events import DoneEvent, ErrorEvent, ToolCallComplete, ToolCallStart, TurnEvent
 from tierwise.chat.memories import ChatMemories, default_memory, heavy, off_loop
+from tierwise.chat.recap import history_recap, turn_recap
 from tierwise.chat.titles import title_chat
 from tierwise.chat.trace import Tracer
 from tierwise.chat.turn import (
@@ -121,8 +122,8 @@ class ChatEngine:
             related items), given the user id and the chat; called once per turn, packed with memory.
         tool_extras: handed to every tool in ``ToolContext.extras`` (a clock, a calendar, …).
         max_result_tokens: a tool result up to this size is read whole in the turn that asked for it
-            (default: a quarter of the budget); history keeps larger results — and every result over
-            the memory's blob threshold once its turn is over — as a blob summary with its sha256.
+            (default: a quarter of the budget); later turns get its tool's ``recap``, if it has one, and
+            history keeps larger results (any over the blob threshold once its turn is over) as a blob.
         tool_strategies: what to do when a tool fails (default: seed 000 §8.2's three).
 
     Example:
@@ -374,7 +375,7 @@ class ChatEngine:
                 build = partial(
                     chat.pack,
                     budget,
-                    self._current(t),
+                    turn_recap(self._current(t), self.registry),  # lists the turn moved on from
                     system=self.system,
                     tools=definitions,
                     band=band,
@@ -382,6 +383,7 @@ class ChatEngine:
                     upto=t.start,
                     layers=[*extra, last_step_note()] if last and definitions else extra,
                     record=False,  # audited and snapshotted after done, off the answer's path
+                    recap=history_recap(self.registry),  # earlier turns' results: recaps (chat/recap.py)
                 )
                 pack = await off_loop(build) if heavy(chat) else build()  # a reload's: off the loop
                 report = pack.report

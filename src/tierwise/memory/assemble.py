@@ -1,12 +1,14 @@
 """One pack from memory: the caller's system prompt, tools and current input, plus memory's layers.
 
 This is where memory meets the packer: the caller's layers are counted first (they are reserved),
-memory sizes its layers to what is left, and the packer makes the final, checksummed pack.
+memory sizes its layers to what is left, and the packer makes the final, checksummed pack. A caller's
+``recap`` turns the tool results of earlier turns in memory's history into their recaps first (see
+:mod:`tierwise.chat.recap`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tierwise.budget import Budget, PruningBand
@@ -16,7 +18,9 @@ from tierwise.packing.packer import Packer
 from tierwise.packing.report import Pack
 from tierwise.tokens import REPLY_PRIMING
 
-__all__ = ["pack_text", "pack_turn"]
+__all__ = ["pack_text", "pack_turn", "recap_history"]
+
+Recap = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
 
 def pack_turn(
@@ -33,6 +37,7 @@ def pack_turn(
     upto: int | None = None,
     layers: Sequence[ContextLayer] = (),
     tail_role: str = "user",
+    recap: Recap | None = None,
 ) -> Pack:
     """Pack ``current`` (the newest user message and the turn in progress) with memory's context.
 
@@ -43,6 +48,8 @@ def pack_turn(
     the location, related items): memory holds those placed in the head as they were at its last
     compaction step and sends a changed one in the tail (see :class:`~tierwise.memory.engine.Frame`).
     ``tail_role`` is the role of the per-turn tail message (see :class:`~tierwise.packing.Packer`).
+    ``recap``: each tool message of memory's history (a result of an earlier turn) → the message to
+    send instead, or ``None`` to send it as it is (:func:`recap_history`).
     """
     counter = memory.counter
     base: list[ContextLayer] = []
@@ -68,9 +75,46 @@ def pack_turn(
         caller=layers,
         max_messages=limit,
     )
+    if recap is not None:
+        chosen = recap_history(chosen, recap)
     return Packer(counter, tail_role=tail_role).pack(
         base + chosen, budget, seed=seed, band=band, health=health
     )
+
+
+def recap_history(layers: Sequence[ContextLayer], recap: Recap) -> list[ContextLayer]:
+    """``layers`` with the tool results in the history layer replaced by their recaps.
+
+    Only memory's ``history`` layer is changed: the turn in progress travels in the input layer, so
+    a result is always read whole in the turn that asked for it.
+
+    Example:
+        >>> history = ContextLayer("history", "history", [
+        ...     {"role": "user", "content": "list"},
+        ...     {"role": "tool", "tool_call_id": "c1", "content": "a long result"},
+        ... ])
+        >>> short = lambda m: {**m, "content": "short"} if m["role"] == "tool" else None
+        >>> [m["content"] for m in recap_history([history], short)[0].content]
+        ['list', 'short']
+    """
+    out: list[ContextLayer] = []
+    for layer in layers:
+        if layer.kind == "history" and layer.form == "messages" and not isinstance(layer.content, str):
+            messages = [recap(m) or m if m.get("role") == "tool" else m for m in layer.content]
+            if any(new is not old for new, old in zip(messages, layer.content, strict=True)):
+                layer = ContextLayer(
+                    layer.id,
+                    layer.kind,
+                    messages,
+                    priority=layer.priority,
+                    guaranteed=layer.guaranteed,
+                    truncatable=layer.truncatable,
+                    title=layer.title,
+                    summary=layer.summary,
+                    placement=None if layer.placement == "system" else layer.placement,
+                )
+        out.append(layer)
+    return out
 
 
 def pack_text(pack: Pack) -> str:

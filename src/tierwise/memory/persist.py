@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from tierwise.budget import Budget, PruningBand
 from tierwise.memory.analysis import of_message, trusted
-from tierwise.memory.assemble import pack_turn
+from tierwise.memory.assemble import Recap, pack_turn
 from tierwise.memory.blobs import BlobRef
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.engine import Form, Memory
@@ -340,10 +340,12 @@ class ChatMemory:
         upto: int | None = None,
         layers: Sequence[ContextLayer] = (),
         record: bool = True,
+        recap: Recap | None = None,
     ) -> Pack:
         """Build a pack (see :func:`~tierwise.memory.assemble.pack_turn`), audit it and snapshot it.
 
         Its report's ``prefix_tokens`` are the tokens it repeats of this chat's previous pack.
+        ``recap`` re-sends earlier turns' tool results as their recaps (see ``pack_turn``).
 
         With ``record=False`` the audit and snapshot are left to the caller (:meth:`record`), who may
         write them later, off the answer's path — the chat engine does so after a turn's ``done``.
@@ -361,6 +363,7 @@ class ChatMemory:
             health=health,
             upto=upto,
             layers=layers,
+            recap=recap,
         )
         previous, self._previous = self._previous, (pack.messages, pack.tools)
         if previous is not None:

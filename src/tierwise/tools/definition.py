@@ -152,6 +152,9 @@ class Tool:
         parameters: the JSON schema of the arguments (``additionalProperties: false``).
         context_parameter: the name of the :class:`ToolContext` parameter, if any.
         is_async: whether ``function`` is a coroutine function.
+        recap: what a result of this tool is re-sent as once the turn that asked for it is over —
+            its abbreviated form, keeping the ids the model needs to ask again (``None``: kept as it
+            came). Given the result's text, it returns the recap's text, or ``None`` to keep it.
 
     Example:
         >>> @tool(tier="detail")
@@ -181,6 +184,7 @@ class Tool:
     context_parameter: str | None
     is_async: bool
     _params: tuple[_Param, ...] = field(repr=False, compare=False)
+    recap: Callable[[str], str | None] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_function(

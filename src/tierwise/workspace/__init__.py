@@ -12,4 +12,5 @@ nothing of them, and they know nothing of budgets: they meet through tools and c
         │                                                        │
     sample (deterministic workspace)          app: assistant_engine · assistant_provider · ensure_sample
                                               assistant/ (the offline, rule-based stand-in model)
+                                              recaps (what a result is re-sent as after its turn)
 """

@@ -48,6 +48,7 @@ model can act on.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -62,6 +63,7 @@ from tierwise.workspace.adaptive import AdaptiveBudgets
 from tierwise.workspace.pages import drop, fit_page, lean, shorten
 from tierwise.workspace.prefetch import Prefetcher
 from tierwise.workspace.queries import OPEN_TASK_STATUSES
+from tierwise.workspace.recaps import RECAPS
 from tierwise.workspace.repository import Workspace
 from tierwise.workspace.similar import or_similar
 
@@ -438,7 +440,7 @@ words of the id they were given instead, and their error names what they found."
 
 
 def workspace_tools() -> list[Tool]:
-    """All twelve tools, in seed 001's order, with seed-shaped schemas."""
+    """All twelve tools, in seed 001's order, with seed-shaped schemas and their recaps (recaps.py)."""
     from tierwise.workspace import calendar_tools
 
     tools = [
@@ -453,4 +455,4 @@ def workspace_tools() -> list[Tool]:
         update_project_context,
         *calendar_tools.CALENDAR_TOOLS,
     ]
-    return [compact(t) for t in tools]
+    return [dataclasses.replace(compact(t), recap=RECAPS.get(t.name)) for t in tools]

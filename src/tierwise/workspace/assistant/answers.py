@@ -15,7 +15,7 @@ from typing import Any
 
 from tierwise.workspace.assistant.reading import Step
 
-__all__ = ["SHOWN", "render", "render_error", "task_line"]
+__all__ = ["SHOWN", "render", "render_error", "render_preview", "task_line"]
 
 SHOWN = 10
 """How many items a list answer shows."""
@@ -179,6 +179,23 @@ def _r_project(data: Mapping[str, Any], now: datetime, label: str) -> str:
         lines.append("- Top open tasks:")
         lines += ["  " + task_line(t, project=False) for t in open_tasks[:5]]
     return "\n".join(lines) + "\n\nAsk about any task, or for this project's high-priority tasks."
+
+
+def render_preview(kind: str, record: Mapping[str, Any], now: datetime) -> str:
+    """One item from its preview (a list's abbreviated record), with what its details would add."""
+    if kind == "project":
+        text = _r_project({"project": {**record, "context": record.get("context_preview")}}, now, "")
+        text = text.rsplit("\n\n", 1)[0]
+        return text + "\n\nSay “work on it” for its full context, phases and top tasks."
+    if kind == "task":
+        lines = [task_line(record)]
+        previews = ("description_preview", "details_preview")
+        lines += [f"  {_short(record[k], 240)}" for k in previews if record.get(k)]
+        return "\n".join(lines) + "\n\nAsk for more about it for its full text, subtasks and dependencies."
+    tags = " · ".join(str(record[k]) for k in ("category", "project_name") if record.get(k))
+    lines = [f"**{record.get('title') or 'Untitled'}**" + (f" · {tags}" if tags else "")]
+    lines += [_short(record["content_preview"], 240)] if record.get("content_preview") else []
+    return "\n".join(lines) + "\n\nAsk me to open it for the whole note."
 
 
 def _r_note(data: Mapping[str, Any], now: datetime, label: str) -> str:

@@ -107,6 +107,8 @@ class Intent:
         recurrence: ``daily``, ``weekdays``, ``weekly``, ``biweekly`` or ``monthly``.
         updates: a task's changes as ``(field, value)`` pairs (see :meth:`changes`).
         project_status: a project status filter (``active`` …).
+        preview: the item is only to be shown ("show me the hiring project"): its preview answers,
+            the detail tool is for "tell me more", "open", "work on".
     """
 
     kind: IntentKind
@@ -128,6 +130,7 @@ class Intent:
     recurrence: str | None = None
     updates: tuple[tuple[str, str], ...] = ()
     project_status: str | None = None
+    preview: bool = False
 
     def changes(self) -> dict[str, str]:
         """The updates as the ``updates`` argument of ``update_task``."""
@@ -138,6 +141,8 @@ def _item(kind: IntentKind, phrase: str, target: str | None = None, **fields: An
     """An intent about one item named by ``phrase`` (an ordinal, a pronoun or words)."""
     target = target or find_target(phrase)
     ordinal = find_ordinal(phrase)
+    if ordinal is not None or PRONOUN.match(clean_phrase(phrase) or "it"):  # shown already: its details
+        fields.pop("preview", None)
     if ordinal is not None:
         return Intent(kind, target=target, ordinal=ordinal, **fields)
     subject = clean_phrase(phrase)
@@ -406,7 +411,7 @@ def _details(text: str, lower: str, now: datetime) -> Intent | None:
         r"^what(?:'s| is) in\s+(.+?)(?: note)?$",
         r"^(?:what(?:'s| is) the status of|status of|what about|how about|how is|how's|describe|explain|"
         r"read|expand on|drill into|dig into|zoom in on)\s+(.+)$",
-        r"^(?:open|show|show me|pull up|let's look at|look at)\s+(.+?)(?:\s+in detail)?$",
+        r"^(?:open|show me|show|pull up|let's look at|look at)\s+(.+?)(?:\s+in detail)?$",
     )
     for index, pattern in enumerate(rules):
         match = re.match(_POLITE.rstrip("*") + "*" + pattern.lstrip("^"), lower)
@@ -420,6 +425,8 @@ def _details(text: str, lower: str, now: datetime) -> Intent | None:
             return None  # "show me my tasks", "show my calendar": lists, not an item
         if index == 2 and re.search(r"\bcalendar\b|\bagenda\b", phrase, re.I):
             return None
+        if index == len(rules) - 1 and not re.search(r"^\W*open\b|\bin detail$", lower):
+            return _item("details", phrase, preview=True)  # "show me X": its preview, not its details
         return _item("details", phrase, "note" if index == 2 and lower.endswith(" note") else None)
     if find_ordinal(lower) is not None:
         return _item("details", lower)

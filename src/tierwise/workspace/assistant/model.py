@@ -35,7 +35,7 @@ from tierwise.packing.prefix import CacheRule
 from tierwise.providers.base import Event, ModelRequest, Provider, ToolCall
 from tierwise.providers.testing import PromptCache, reply_events
 from tierwise.tokens import TokenCounter, get_counter
-from tierwise.workspace.assistant.answers import SHOWN, render, render_error, task_line
+from tierwise.workspace.assistant.answers import SHOWN, render, render_error, render_preview, task_line
 from tierwise.workspace.assistant.intents import OPEN_STATUSES, Intent, keywords, recognise
 from tierwise.workspace.assistant.reading import (
     Item,
@@ -44,6 +44,7 @@ from tierwise.workspace.assistant.reading import (
     answer_items,
     answer_single,
     in_order,
+    is_preview,
     match_score,
     parse_result,
     result_items,
@@ -377,6 +378,10 @@ class _Planner:
         item = self.pick(kinds)
         if not isinstance(item, Item):
             return item
+        if self.intent.preview:  # "show me X": the list's preview answers; details are one call away
+            shown = self.preview(item)
+            if shown is not None:
+                return shown
         tool = _DETAIL_TOOL[item.kind]
         step = self.done(tool, **{_ID_ARG[item.kind]: item.id})
         if step is None:
@@ -384,6 +389,20 @@ class _Planner:
         if step.error:
             return render_error(step, f"open {item.title}")
         return self._with_top_tasks(step, item) if item.kind == "project" else render(step, self.view.now)
+
+    def preview(self, item: Item) -> str | ToolCall | None:
+        """``item`` shown from its preview (a list's abbreviated record), searched for if not at hand.
+
+        ``None``: no preview of it could be found (the caller opens its details instead).
+        """
+        if not is_preview(item):
+            found = self.search((item.kind,), keywords(item.title), item.title)
+            if isinstance(found, ToolCall):
+                return found
+            if not isinstance(found, Item) or found.id != item.id:
+                return None
+            item = found
+        return render_preview(item.kind, item.record, self.view.now) if is_preview(item) else None
 
     def _with_top_tasks(self, step: Step, item: Item) -> str | ToolCall:
         """A project's details and its top open tasks, asked for apart.

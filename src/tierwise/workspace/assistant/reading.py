@@ -29,6 +29,7 @@ __all__ = [
     "answer_items",
     "answer_single",
     "in_order",
+    "is_preview",
     "match_score",
     "parse_result",
     "result_items",
@@ -121,6 +122,16 @@ def result_items(data: Mapping[str, Any]) -> tuple[list[Item], Item | None]:
     if single is None and isinstance(data.get("task_id"), str) and isinstance(event, dict):
         single = Item("task", data["task_id"], str(event.get("summary") or data["task_id"]))
     return listed, single
+
+
+_PREVIEW_HINTS = {"task": "is_overdue", "project": "completion_percentage", "note": "created_at"}
+"""A key every abbreviated record of a kind has (views.py) and its recap (recaps.py) lacks."""
+
+
+def is_preview(item: Item) -> bool:
+    """Whether ``item``'s record is its preview (a list's abbreviated record) or more, not a recap."""
+    hint = _PREVIEW_HINTS.get(item.kind)
+    return hint is not None and hint in item.record
 
 
 def _item(kind: str, row: Any, label: str) -> Item | None:
