@@ -95,7 +95,8 @@ _MESSAGE_FIELDS = [MESSAGES.c[f.name] for f in fields(StoredMessage)]
 _INSERT_TOOL_CALL = sa.insert(models.ChatToolCall.__table__)  # type: ignore[arg-type]
 _ARCHIVE = (
     sa.update(MESSAGES)
-    .where(*OWN_MESSAGES, MESSAGES.c.seq <= sa.bindparam("b_upto"), MESSAGES.c.is_archived.is_(False))
+    .where(*OWN_MESSAGES, MESSAGES.c.seq > sa.bindparam("b_after"), MESSAGES.c.seq <= sa.bindparam("b_upto"))
+    .where(MESSAGES.c.is_archived.is_(False))
     .values(is_archived=True)
 )
 _COUNT_ARCHIVED = (
@@ -502,13 +503,16 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
                 raise NotFoundError("message", f"{chat_id}#{seq}", user_id)
             return StoredMessage.of(row)
 
-    def archive_messages(self, user_id: str, chat_id: str, upto_seq: int) -> int:
+    def archive_messages(self, user_id: str, chat_id: str, upto_seq: int, *, after_seq: int = -1) -> int:
         """Mark every message up to ``upto_seq`` (inclusive) archived; nothing is deleted.
+
+        ``after_seq``: those before it and it are archived already (the update reads only the rest).
 
         Returns:
             How many messages became archived now; ``Chat.messages_archived`` counts them all.
         """
-        params = {"b_user": user_id, "b_chat": chat_id, "b_upto": upto_seq, "b_now": models.utcnow()}
+        params = {"b_user": user_id, "b_chat": chat_id, "b_upto": upto_seq, "b_after": after_seq}
+        params["b_now"] = models.utcnow()
         with self._write() as session:  # prepared Core statements: this runs on most turns
             changed = _rowcount(session.execute(_ARCHIVE, params))
             if session.execute(_COUNT_ARCHIVED, params).scalar_one_or_none() is None:
