@@ -46,7 +46,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
-import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
@@ -54,6 +53,7 @@ from pydantic import ValidationError
 from tierwise.budget import Budget
 from tierwise.chat.costguard import BudgetExceeded
 from tierwise.chat.engine import ChatEngine
+from tierwise.chat.memories import HEAVY_MESSAGES, off_loop
 from tierwise.errors import BudgetError, TierwiseError, UserError
 from tierwise.packing.prefix import cache_breakpoints
 from tierwise.providers.base import (
@@ -91,7 +91,7 @@ from tierwise.server.openai_params import (
     read_body,
 )
 from tierwise.server.openai_sessions import Sessions, Turn
-from tierwise.server.openai_validate import SLICE, MessagesInvalid, validate_request
+from tierwise.server.openai_validate import MessagesInvalid, validate_request
 from tierwise.server.spent import Spent, spent_of
 from tierwise.store.checks import check_json
 
@@ -265,9 +265,7 @@ def session_header(key: str) -> str:
 
 async def _off_loop_if_long(messages: Sequence[Any], work: Callable[[], _T]) -> _T:
     """``work()``, in a worker thread when ``messages`` is long (a Python loop over each of them)."""
-    if len(messages) <= SLICE:
-        return work()
-    return await anyio.to_thread.run_sync(work)
+    return work() if len(messages) <= HEAVY_MESSAGES else await off_loop(work)
 
 
 async def _complete(

@@ -56,6 +56,7 @@ import anyio
 
 from tierwise.budget import Budget, band_for_health
 from tierwise.chat.engine import ChatEngine
+from tierwise.chat.memories import HEAVY_MESSAGES
 from tierwise.chat.summaries import model_upkeep, pending_summaries
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
@@ -79,9 +80,6 @@ _MAX_REMEMBERED = 10_000
 
 T = TypeVar("T")
 
-
-HEAVY_MESSAGES = 1_000
-"""A request carrying more messages than this is prepared in a worker thread (see :meth:`Sessions.run`)."""
 
 
 @dataclass(frozen=True)
