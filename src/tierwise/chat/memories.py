@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
+from tierwise.collector import run_long
 from tierwise.memory.blobs import BlobStore
 from tierwise.memory.engine import Memory, MemoryPolicy
 from tierwise.memory.persist import ChatMemory, StoreBlobs
@@ -38,12 +39,14 @@ def heavy(memory: ChatMemory) -> bool:
 
 
 async def off_loop(work: Callable[[], T]) -> T:
-    """``work()`` in a worker thread; if the caller is cancelled meanwhile, after the thread is done.
+    """``work()`` as long work in a worker thread; if the caller is cancelled, after the thread is done.
+
+    Long work holds the older generations' collections while it runs (:mod:`tierwise.collector`).
 
     A thread cannot be stopped: whoever handles the cancellation (a stopped turn storing what it
     has, its upkeep) must not touch the memory the thread is still changing.
     """
-    task = asyncio.ensure_future(asyncio.to_thread(work))
+    task = asyncio.ensure_future(asyncio.to_thread(run_long, work))
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:

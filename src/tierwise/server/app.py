@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from tierwise import collector
 from tierwise.chat.engine import ChatEngine
 from tierwise.errors import InputError, TierwiseError, UserError
 from tierwise.store import NotFoundError, Store
@@ -78,6 +79,8 @@ def tune_for_serving() -> None:
        gives the lock up at every socket or SQLite call and waited up to 5 ms to get it back each
        time: a status request of another chat took 89–93 ms at p99 (20 ms with nothing loading);
        with 0.5 ms, 37–50 ms (decision 50).
+    4. Long work (a long history remembered or loaded) holds the older generations' collections
+       and freezes what survived it (:mod:`tierwise.collector`, decision 57).
 
     Used by ``tierwise serve`` and the benchmarks; not for a library call: it changes the whole process.
     """
@@ -85,6 +88,7 @@ def tune_for_serving() -> None:
     gc.freeze()
     gc.set_threshold(*SERVING_GC_THRESHOLDS)
     sys.setswitchinterval(SERVING_SWITCH_INTERVAL_S)
+    collector.enable()
 
 
 def warm_up(engine: ChatEngine, user_id: str) -> None:

@@ -58,6 +58,7 @@ from tierwise.budget import Budget, band_for_health
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.memories import HEAVY_MESSAGES
 from tierwise.chat.summaries import model_upkeep, pending_summaries
+from tierwise.collector import run_long
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
@@ -191,7 +192,7 @@ class Sessions:
             return await anyio.to_thread.run_sync(work)
         self._heavy += 1
         try:
-            return await anyio.to_thread.run_sync(work)
+            return await anyio.to_thread.run_sync(run_long, work)
         finally:
             self._heavy -= 1
 

@@ -1,0 +1,82 @@
+"""The garbage collector while long work runs in a serving process.
+
+CPython's cyclic collector stops every thread while it scans, and its scans grow with what is
+young. A long history remembered at once (100,001 messages: ~500,000 tracked objects, a turn and
+its analysis each) is all young: the next collection of the middle generation scanned it for
+160–190 ms, and a full one for longer, every other client's stream stopped meanwhile (issue 16).
+
+While long work runs (:func:`long_work`, counted across threads), only the youngest generation is
+collected. When the last long work ends, what survived is moved out of the collector's future
+scans (:func:`gc.freeze`, which takes constant time), as :func:`tierwise.server.app.tune_for_serving`
+does with the imports at start-up. Reference counting still frees those objects when a chat's
+memory is dropped: a memory holds no reference cycles (a test checks). The price: a reference cycle
+that became garbage during those seconds, and was still in use at one youngest-generation
+collection, is never collected (bounded by what other requests left in cycles meanwhile).
+
+Off by default: a library call must not change the process's collector. :func:`enable` turns it
+on, in ``tierwise serve`` and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+__all__ = ["enable", "enabled", "long_work", "run_long"]
+
+T = TypeVar("T")
+
+_UNTIL_DONE = 1_000_000_000
+"""The older generations' thresholds while long work runs: not reached."""
+
+_lock = threading.Lock()
+_running = 0
+_thresholds: tuple[int, int, int] | None = None
+_enabled = False
+
+
+def enable(on: bool = True) -> None:
+    """Let :func:`long_work` hold the older generations' collections (a serving process's setting)."""
+    global _enabled
+    _enabled = on
+
+
+def enabled() -> bool:
+    """Whether :func:`long_work` holds collections in this process."""
+    return _enabled
+
+
+@contextmanager
+def long_work() -> Iterator[None]:
+    """Run long work (a long history to remember or load) without the older generations' collections.
+
+    Nested and concurrent uses count: the collector's thresholds come back, and the survivors are
+    frozen, when the last one ends. Does nothing unless :func:`enable` was called.
+    """
+    global _running, _thresholds
+    if not _enabled:
+        yield
+        return
+    with _lock:
+        _running += 1
+        if _running == 1:
+            _thresholds = gc.get_threshold()
+            gc.set_threshold(_thresholds[0], _UNTIL_DONE, _UNTIL_DONE)
+    try:
+        yield
+    finally:
+        with _lock:
+            _running -= 1
+            if _running == 0 and _thresholds is not None:
+                gc.freeze()
+                gc.set_threshold(*_thresholds)
+                _thresholds = None
+
+
+def run_long(work: Callable[[], T]) -> T:
+    """``work()`` as :func:`long_work` (to hand to a worker thread)."""
+    with long_work():
+        return work()

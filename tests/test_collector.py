@@ -1,0 +1,95 @@
+"""The collector while long work runs: older generations held, survivors frozen, nothing leaked."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from tierwise import collector
+from tierwise.budget import Budget
+from tierwise.chat.memories import default_memory
+from tierwise.memory.assemble import pack_turn
+from tierwise.memory.blobs import InMemoryBlobStore
+
+
+@pytest.fixture
+def serving() -> Iterator[None]:
+    """The collector on (as ``tierwise serve`` sets it), the process's settings restored after."""
+    thresholds = gc.get_threshold()
+    collector.enable()
+    try:
+        yield
+    finally:
+        collector.enable(False)
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+def test_off_by_default_changes_nothing() -> None:
+    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
+    assert not collector.enabled()
+    with collector.long_work():
+        assert gc.get_threshold() == thresholds
+    assert gc.get_freeze_count() == frozen
+
+
+def test_long_work_holds_older_generations_then_freezes_survivors(serving: None) -> None:
+    thresholds = gc.get_threshold()
+    kept: list[list[int]] = []
+    with collector.long_work():
+        assert gc.get_threshold()[0] == thresholds[0]  # the youngest are still collected
+        assert min(gc.get_threshold()[1:]) > 1_000_000
+        kept.extend([i] for i in range(1_000))
+        frozen = gc.get_freeze_count()
+    assert gc.get_threshold() == thresholds
+    assert gc.get_freeze_count() >= frozen + len(kept)  # out of every later scan
+
+
+def test_nested_and_concurrent_long_work_restore_once(serving: None) -> None:
+    thresholds = gc.get_threshold()
+    inside = threading.Event()
+    release = threading.Event()
+
+    def other() -> None:
+        with collector.long_work():
+            inside.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=other)
+    with collector.long_work():
+        thread.start()
+        assert inside.wait(5)
+    assert gc.get_threshold() != thresholds  # the other thread's work still runs
+    release.set()
+    thread.join(5)
+    assert gc.get_threshold() == thresholds
+
+
+def test_run_long_returns_and_restores_after_an_error(serving: None) -> None:
+    thresholds = gc.get_threshold()
+    assert collector.run_long(lambda: 42) == 42
+    with pytest.raises(ZeroDivisionError):
+        collector.run_long(lambda: 1 // 0)
+    assert gc.get_threshold() == thresholds
+
+
+def test_a_chat_memory_holds_no_reference_cycles() -> None:
+    """Frozen memories are freed by reference counting alone: a cycle would leak when dropped."""
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        memory = default_memory(InMemoryBlobStore())
+        for i in range(600):
+            role = "user" if i % 2 == 0 else "assistant"
+            memory.add({"role": role, "content": f"note {i}: the venue holds {i} people."}, id=f"m{i}")
+        memory.maintain()
+        pack_turn(memory, Budget(window=4_000, reserve=500), [{"role": "user", "content": "the venue?"}])
+        del memory
+        assert gc.collect() == 0
+    finally:
+        if was:
+            gc.enable()
