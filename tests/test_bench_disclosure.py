@@ -104,7 +104,7 @@ def test_earlier_results_are_recaps_on_the_progressive_side_only(monkeypatch: py
     """Was: both sides re-sent every earlier tool result whole, so the headline was bounded by what
     the full peer's history held (issue 17: 48.9%)."""
     monkeypatch.setattr(disclosure, "DIALOGUES", disclosure.DIALOGUES[3:4])  # notes: list, detail, list
-    monkeypatch.setattr(disclosure, "MODES", ("progressive", "full"))
+    monkeypatch.setattr(disclosure, "MODES", ("progressive", "offered", "full"))
     result = disclosure.run(scales=[], repeat=1, console=Console(file=None, quiet=True))
     s = result["summary"]
     for mode in ("progressive", "full"):
@@ -112,6 +112,11 @@ def test_earlier_results_are_recaps_on_the_progressive_side_only(monkeypatch: py
             assert sum(row["parts"].values()) == row["tokens_sent"]  # the parts are the whole prompt
     parts = s["parts"]
     assert parts["progressive"]["tool_schemas"] == parts["full"]["tool_schemas"]  # context held equal
+    # the opt-in per-call offering sends fewer schemas, but the cache then misses: billed more
+    offered = result["offered"]["requests"]
+    assert sum(r["tokens_sent"] for r in offered) < s["tokens_sent"]["progressive"]
+    assert s["billed_tokens"]["offered"] > s["billed_tokens"]["progressive"]
+    assert s["cached_tokens"]["progressive"] > 0
     assert parts["progressive"]["system"] == parts["full"]["system"]
     assert 0 < parts["progressive"]["results_earlier"] < parts["full"]["results_earlier"] / 3
     alike = sum(v for k, v in parts["progressive"].items() if not k.startswith("results_"))

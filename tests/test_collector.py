@@ -28,12 +28,27 @@ def serving() -> Iterator[None]:
         gc.unfreeze()
 
 
-def test_off_by_default_changes_nothing() -> None:
-    thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
-    assert not collector.enabled()
-    with collector.long_work():
-        assert gc.get_threshold() == thresholds
-    assert gc.get_freeze_count() == frozen
+def test_off_changes_nothing() -> None:
+    """Off unless a serving process turns it on: a library call must not change the collector."""
+    was = collector.enabled()
+    collector.enable(False)
+    try:
+        thresholds, frozen = gc.get_threshold(), gc.get_freeze_count()
+        with collector.long_work():
+            assert gc.get_threshold() == thresholds
+        assert gc.get_freeze_count() == frozen
+    finally:
+        collector.enable(was)
+
+
+def test_off_in_a_fresh_process() -> None:
+    import subprocess
+    import sys
+
+    code = "from tierwise import collector; import tierwise.chat.engine; print(collector.enabled())"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+    )
 
 
 def test_long_work_holds_older_generations_then_freezes_survivors(serving: None) -> None:

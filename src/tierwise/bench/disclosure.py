@@ -7,6 +7,9 @@ and sample workspace (scale 1, fixed date):
 - **progressive** — the reference assistant as shipped (abbreviated context, list pages of previews);
 - **full** (the headline peer) — the *same* location context; its list tools return the same rows as
   full records (:func:`full_tools`): the context is held equal, only the records differ;
+- **offered** (labelled) — the progressive side with per-call tool offering switched on
+  (:mod:`tierwise.workspace.offering`, opt-in): fewer tool schemas sent, but the tool list changes
+  between calls, so a provider's prompt cache misses — its billed tokens are reported beside;
 - **full_context** (the old comparison, labelled) — full records in the location context too
   (:class:`FullContext`: a project chat re-sends the whole project and all its tasks on every call).
 
@@ -38,6 +41,7 @@ from tierwise.bench.disclosure_seed10 import seed10_lines, seed10_stats, seed10_
 from tierwise.budget import Budget
 from tierwise.chat.events import DoneEvent, ToolCallComplete
 from tierwise.chat.housekeeping import memory_tools
+from tierwise.packing.prefix import cached_tokens, shared_prefix
 from tierwise.providers.base import Event, ModelRequest, Provider
 from tierwise.store import Store
 from tierwise.tokens import get_counter
@@ -46,6 +50,7 @@ from tierwise.workspace.app import assistant_engine
 from tierwise.workspace.assistant import OfflineAssistant
 from tierwise.workspace.calendar import LocalCalendar
 from tierwise.workspace.context import WorkspaceContext
+from tierwise.workspace.offering import WorkspaceOffering
 from tierwise.workspace.repository import Profile, Workspace
 from tierwise.workspace.sample import generate_workspace
 from tierwise.workspace.tools import LIST_TOOLS, session, workspace_tools
@@ -53,6 +58,8 @@ from tierwise.workspace.tools import LIST_TOOLS, session, workspace_tools
 __all__ = ["DIALOGUES", "NOW", "Dialogue", "run", "seed10_lines"]
 
 ENCODING = "o200k_base"
+CACHED_DISCOUNT = 0.9
+"""Cached input tokens cost 10% of the price (OpenAI's newer models; others 25–50%)."""
 TODAY = date(2026, 11, 23)
 NOW = datetime(2026, 11, 23, 10, 30, tzinfo=UTC)  # a Monday morning in Lisbon
 BUDGET = Budget(window=200_000, reserve=2_000)
@@ -63,9 +70,9 @@ TARGETS = {
     "initial_context": 1_500,  # the first prompt's system text alone
     "tool_p95_ms_x10": 50.0,
 }
-MODES = ("progressive", "full", "full_context")
-"""The contenders: as shipped; full records from the tools (same context); and full records in the
-context too (the old comparison)."""
+MODES = ("progressive", "offered", "full", "full_context")
+"""The contenders: as shipped (every tool on every call); the same with per-call tool offering on;
+full records from the tools (same context); and full records in the context too (the old comparison)."""
 
 
 @dataclass(frozen=True)
@@ -266,9 +273,11 @@ async def _contender(store: Store, user: str, mode: str, *, seed10: bool = True)
     counter = get_counter(ENCODING)
     provider = Recording(OfflineAssistant())
     calendar = LocalCalendar(store)
-    off = {} if seed10 else {"prefetch": None, "context_cache": None, "adaptive": None}
+    off: dict[str, Any] = {} if seed10 else {"prefetch": None, "context_cache": None, "adaptive": None}
+    if mode == "offered":
+        off["tool_offering"] = WorkspaceOffering()
     engine = assistant_engine(store, provider, budget=BUDGET, calendar=calendar, clock=lambda: NOW, **off)
-    if mode in ("full", "full_context"):
+    if mode in ("full", "full_context"):  # every tool on every call, as without tierwise
         engine.registry = ToolRegistry([*full_tools(), *memory_tools()])
     if mode == "full_context":
         engine.context = FullContext(store, calendar=calendar, clock=lambda: NOW)
@@ -279,10 +288,18 @@ async def _contender(store: Store, user: str, mode: str, *, seed10: bool = True)
         if dialogue.project:
             entity = ws.search_projects(user, query=dialogue.project, limit=1)[0][0]["id"]
         chat = store.create_chat(user, context_type="project" if entity else "global", entity_id=entity)
+        previous: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = (
+            None  # the chat's last model call
+        )
         for request in dialogue.requests:
             before = len(provider.requests)
             result = await engine.run(user, chat.id, request)
             sent = provider.requests[before:]
+            cached = 0  # what a provider's prompt cache serves (OpenAI's rule), call after call
+            for r in sent:
+                shared = shared_prefix(previous, r.messages, r.tools, counter)
+                cached += cached_tokens(shared, "openai")
+                previous = (list(r.messages), list(r.tools))
             calls = [e for e in result.events if isinstance(e, ToolCallComplete)]
             done = result.events[-1]
             assert isinstance(done, DoneEvent)
@@ -294,6 +311,7 @@ async def _contender(store: Store, user: str, mode: str, *, seed10: bool = True)
                     "tokens_sent": sum(
                         counter.count_messages(r.messages) + counter.count_tools(r.tools) for r in sent
                     ),
+                    "cached_tokens": cached,
                     "tool_result_tokens": sum(
                         counter.count(str(m.get("content") or ""))
                         for r in sent
@@ -381,8 +399,11 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
     reduction = {
         mode: round(1 - sent["progressive"] / sent[mode], 4) if sent[mode] else 0.0
         for mode in runs
-        if mode != "progressive"
+        if mode not in ("progressive", "offered")
     }
+    cached = {mode: sum(r.get("cached_tokens", 0) for r in runs[mode]["requests"]) for mode in runs}
+    # Billed input with prompt caching: cached tokens at 10% of the price (OpenAI's rule for which).
+    billed = {mode: sent[mode] - CACHED_DISCOUNT * cached[mode] for mode in runs}
     per_list = round(detail / listed, 3) if listed else 0.0
     x10 = next((row["p95"] for row in latency if row["scale"] == 10), None)
     verdicts = {
@@ -400,6 +421,15 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
         "tokens_sent": sent,
         "reduction": reduction.get("full", 0.0),
         "reduction_full_context": reduction.get("full_context"),
+        "reduction_offered": round(1 - sent["offered"] / sent["full"], 4) if sent.get("offered") else None,
+        "reduction_billed_offered": round(1 - billed["offered"] / billed["full"], 4)
+        if billed.get("offered")
+        else None,
+        "cached_tokens": cached,
+        "billed_tokens": {mode: round(v) for mode, v in billed.items()},
+        "reduction_billed": round(1 - billed["progressive"] / billed["full"], 4)
+        if billed.get("full")
+        else None,
         **_shares(runs, sent),
         "initial_context": initial,
         "tool_calls": len(calls),

@@ -16,7 +16,7 @@ from tierwise.bench.disclosure_seed10 import seed10_lines
 __all__ = ["PARTS", "markdown", "show"]
 
 PARTS = {
-    "tool_schemas": "tool schemas",
+    "tool_schemas": "tool schemas (every tool, every call)",
     "system": "system text (prompt, profile, location, related)",
     "messages": "conversation: user messages, answers, tool calls",
     "results_this_request": "tool results of the request's own steps",
@@ -38,7 +38,7 @@ def _part_lines(s: dict[str, Any]) -> list[str]:
         "|---|---|---|---|",
     ]
     for key, label in PARTS.items():
-        note = "same context for both" if key in ("tool_schemas", "system") else ""
+        note = "same context for both" if key == "system" else ""
         lines.append(
             f"| {label} | {prog[key]:,} ({prog[key] / total:.1%}) | "
             f"{full[key]:,} ({full[key] / total:.1%}) | {note} |"
@@ -104,9 +104,9 @@ def _share_lines(s: dict[str, Any]) -> list[str]:
     results = s["tool_result_tokens"]
     return [
         f"What bounds the headline: tool results are {results['progressive']:,} of the progressive "
-        f"contender's tokens and {results['full']:,} of the full peer's; the rest (tool schemas and system "
-        "text — the same context for both — and the conversation's messages) is re-sent on every model "
-        "call by both, so even tool results costing nothing would make the headline "
+        f"contender's tokens and {results['full']:,} of the full peer's; the rest (the system text — the "
+        "same context for both —, the tool schemas each call is offered and the conversation's messages) "
+        "is re-sent on every model call, so even tool results costing nothing would make the headline "
         f"{s['reduction_ceiling']:.1%}. Tool results alone: {s['tool_result_reduction']:.1%} fewer "
         "(seed 000 §7.2's tokens_saved; not the headline).",
         "",
@@ -124,7 +124,18 @@ def markdown(result: dict[str, Any], dialogues: int, encoding: str) -> str:
         f"sample workspace ×1, offline assistant, exact `{encoding}` counts, all contenders in the same run.",
         "",
         "Headline: the same location context for both; the full peer's list tools return the same rows "
-        "as full records.",
+        "as full records. Both are sent every tool's schema on every model call (the product's default: "
+        "one tool list, which a provider's prompt cache keeps).",
+        "",
+        f"Billed input with prompt caching (cached tokens at 10%, OpenAI's rule for which are cached): "
+        f"progressive {s['billed_tokens']['progressive']:,} vs full {s['billed_tokens']['full']:,}, "
+        f"**{(s.get('reduction_billed') or 0):.1%}** less.",
+        "",
+        f"Per-call tool offering (opt-in, `workspace/offering.py`, labelled): {sent.get('offered', 0):,} "
+        f"tokens sent, {(s.get('reduction_offered') or 0):.1%} fewer than the full peer; but the tool list "
+        "comes first in a prompt and changes between calls, so the cache misses: billed "
+        f"{s['billed_tokens'].get('offered', 0):,}, {(s.get('reduction_billed_offered') or 0):.1%} less "
+        "than the full peer. For a provider without prompt caching only.",
         "",
         "| figure | value | target | |",
         "|---|---|---|---|",
@@ -141,9 +152,7 @@ def markdown(result: dict[str, Any], dialogues: int, encoding: str) -> str:
         "",
         *_share_lines(s),
         *_part_lines(s),
-        f"Tool schemas as first sent (12 workspace tools, and memory's update_narrative and "
-        f"record_decision; recall_segments and open_blob join once a chat has a past): "
-        f"{ic['tool_definitions']:,} tokens; first prompt "
+        f"Tool schemas of the first request's first call: {ic['tool_definitions']:,} tokens; first prompt "
         f"(with the user's message), max {ic['first_prompt_max']:,}. Tool calls per request "
         f"{s['tool_calls_per_request']}; detail calls ÷ all calls {s['detail_share']:.1%} (not the seed's "
         f"rate). Requests answered / tool errors: {s['answered']} / {s['tool_errors']}.",
@@ -185,8 +194,21 @@ def show(result: dict[str, Any], console: Console) -> None:
         table.add_row(*(cell.replace("**", "") for cell in row))
     sent = s["tokens_sent"]
     table.add_row(
-        "tokens sent: progressive / full / full + context",
+        "tokens sent: " + " / ".join(sent),
         " / ".join(f"{n:,}" for n in sent.values()),
+        "",
+        "",
+    )
+    billed = s["billed_tokens"]
+    table.add_row(
+        "billed with prompt caching (10%)",
+        f"{billed['progressive']:,} vs {billed['full']:,}: {(s.get('reduction_billed') or 0):.1%} less",
+        "",
+        "",
+    )
+    table.add_row(
+        "per-call tool offering (opt-in): sent / billed",
+        f"{(s.get('reduction_offered') or 0):.1%} / {(s.get('reduction_billed_offered') or 0):.1%} less",
         "",
         "",
     )

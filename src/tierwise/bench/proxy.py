@@ -87,14 +87,20 @@ class TimedUpstream(Provider):
         self.spent: dict[str, float] = {}
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
-        """Stream the answer and record the time spent inside this stream."""
+        """Stream the answer and record the time spent inside this stream.
+
+        Chunk ``i`` is due ``first_ms + i * gap_ms`` after the start, by the upstream's own clock, as
+        a remote model's is: a chunk the server's event loop takes late is followed at once by the
+        ones already due (a remote model's wait in the socket). Paced by sleeps between chunks
+        instead, every stall of the server's loop would push all later chunks back and be counted
+        as the upstream's own time, hidden from the server's added latency.
+        """
         started = time.perf_counter()
         last = str(request.messages[-1].get("content", ""))
-        if self.pace.first_ms:
-            await asyncio.sleep(self.pace.first_ms / 1000)
         for i in range(self.pace.chunks):
-            if i:
-                await asyncio.sleep(self.pace.gap_ms / 1000)
+            wait = started + (self.pace.first_ms + i * self.pace.gap_ms) / 1000 - time.perf_counter()
+            if wait > 0:
+                await asyncio.sleep(wait)
             yield TextDelta(f"word{i} ")
         yield Usage(100, self.pace.chunks, 100 + self.pace.chunks)
         yield Done("stop", self.model)

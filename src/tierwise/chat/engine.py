@@ -51,11 +51,13 @@ from tierwise.chat.turn import (
     chat_budget,
     created_entities,
     last_step_note,
+    seen_text,
+    step_tools,
     store_records,
+    store_tool_results,
     stream_call,
     usage_of,
 )
-from tierwise.chat.usage import ToolUsage
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
 from tierwise.memory.engine import Memory
@@ -70,6 +72,7 @@ from tierwise.providers.settings import ProviderSettings
 from tierwise.store import Chat, Store
 from tierwise.tools.definition import Tool, ToolContext
 from tierwise.tools.executor import ToolExecutor
+from tierwise.tools.offering import ToolOffering, escape_tool
 from tierwise.tools.registry import ToolRegistry
 from tierwise.tools.results import ToolResult
 from tierwise.tools.strategies import DEFAULT_STRATEGIES, FailureStrategy
@@ -91,8 +94,6 @@ DEFAULT_SYSTEM = (
     "record_decision when the user decides something."
 )
 
-_STOPPED_CALL = "stopped by the user before {name} finished; its effect, if any, is unknown"
-_NOT_RUN = "not run: the turn was stopped before this call started"
 _MAX_CACHED_CHATS = 64
 _SENTINEL = object()
 
@@ -125,6 +126,8 @@ class ChatEngine:
             (default: a quarter of the budget); later turns get its tool's ``recap``, if it has one, and
             history keeps larger results (any over the blob threshold once its turn is over) as a blob.
         tool_strategies: what to do when a tool fails (default: seed 000 §8.2's three).
+        tool_offering: which tools each model call is offered (:mod:`tierwise.tools.offering`; the
+            escape ``more_tools`` is registered with it); ``None``: all of them on every call.
 
     Example:
         >>> import asyncio
@@ -161,6 +164,7 @@ class ChatEngine:
         tool_extras: Mapping[str, Any] | None = None,
         max_result_tokens: int | None = None,
         tool_strategies: Sequence[FailureStrategy] = DEFAULT_STRATEGIES,
+        tool_offering: ToolOffering | None = None,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise InputError(
@@ -169,10 +173,11 @@ class ChatEngine:
         self.store = store
         self.provider = provider
         self.registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
-        if memory_tools:
-            for extra in housekeeping.memory_tools():
-                if extra.name not in self.registry:
-                    self.registry.register(extra)
+        extras = housekeeping.memory_tools() if memory_tools else []
+        for extra in [*extras, escape_tool()] if tool_offering is not None else extras:
+            if extra.name not in self.registry:
+                self.registry.register(extra)
+        self.offering = tool_offering
         self.budget = budget or Budget(window=16_000, reserve=1_000)
         self.system = system
         self.model = model
@@ -349,12 +354,13 @@ class ChatEngine:
 
     async def _steps(self, t: TurnState) -> None:
         chat, budget = t.chat, t.budget or self.budget
-        definitions = housekeeping.offered(self.registry.definitions(), chat.memory)
         extra: Sequence[ContextLayer] = ()
-        if self.context is not None:
+        row = self.store.get_chat(t.user_id, t.chat_id) if self.context or self.offering else None
+        if self.context is not None and row is not None:
             with t.tracer.span("context.sources"):
-                extra = list(self.context(t.user_id, self.store.get_chat(t.user_id, t.chat_id)))
-        tool_context = ToolContext(extras=self.tool_extras)
+                extra = list(self.context(t.user_id, row))
+        seen = seen_text(chat.memory, t.start, extra, self.registry) if self.offering else ""
+        tool_context = ToolContext(extras={**self.tool_extras, "registry": self.registry})
         executor = ToolExecutor(
             self.registry,
             store=self.store,
@@ -371,11 +377,14 @@ class ChatEngine:
             health = self.guard.health(t.user_id, t.chat_id) if self.guard is not None else None
             band = band_for_health(health, self.guard.bands) if self.guard and health is not None else None
             events_before = len(chat.memory.events)
+            current = self._current(t)
+            if step == 1 or self.offering is not None:  # without an offering: one tool list a turn
+                definitions = step_tools(self.registry, self.offering, chat.memory, step, current, seen, row)
             with t.tracer.span("context.build", step=step) as span:
                 build = partial(
                     chat.pack,
                     budget,
-                    turn_recap(self._current(t), self.registry),  # lists the turn moved on from
+                    turn_recap(current, self.registry),  # lists the turn moved on from
                     system=self.system,
                     tools=definitions,
                     band=band,
@@ -488,28 +497,8 @@ class ChatEngine:
         self._store_tool_results(t)
 
     def _store_tool_results(self, t: TurnState) -> None:
-        """One tool message per pending call, in call order; calls cut off by a stop say so."""
-        counter = t.chat.memory.counter
-        for call in t.pending_calls:
-            result = t.finished.get(call.id)
-            if result is not None:
-                content, meta = result.content, {"success": result.success}
-            else:
-                content = _STOPPED_CALL.format(name=call.name) if call.id in t.started else _NOT_RUN
-                meta = {"success": False, "stopped": True}
-            message = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
-            t.tool_usage.append(ToolUsage(call.name, counter.count(call.arguments), counter.count(content)))
-            t.seqs.append(t.chat.add(message, metadata=meta).seq)
-            index = len(t.chat.memory.messages) - 1
-            shown = t.chat.memory.messages[index].get("content")
-            if shown != content and counter.count(content) <= self._turn_result_tokens():
-                t.whole[index] = content  # stored as a blob for history; the model reads it whole now
-        t.pending_calls = []
-
-    def _turn_result_tokens(self) -> int:
-        if self.max_result_tokens is not None:
-            return self.max_result_tokens
-        return self.budget.available // 4
+        limit = self.max_result_tokens if self.max_result_tokens is not None else self.budget.available // 4
+        store_tool_results(t, limit)
 
     @staticmethod
     def _current(t: TurnState) -> list[Mapping[str, Any]]:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from tierwise.budget import Budget, band_for_health
+from tierwise.chat import housekeeping
 from tierwise.chat.costguard import CostGuard
 from tierwise.chat.events import DoneEvent, DoneReason, ErrorEvent, Notice, TextEvent, TurnEvent, UsageEvent
+from tierwise.chat.recap import history_recap
 from tierwise.chat.trace import Tracer
 from tierwise.chat.usage import ToolUsage, usage_report
 from tierwise.memory.compaction import CompactionEvent
@@ -32,8 +34,10 @@ from tierwise.providers.base import (
     collect,
 )
 from tierwise.providers.pricing import Price, cache_savings, cost
-from tierwise.store import Store
+from tierwise.store import Chat, Store
 from tierwise.summarize.llm import counting_usage, off_request_path
+from tierwise.tools.offering import MORE_TOOLS, OfferView, ToolOffering, offered
+from tierwise.tools.registry import ToolRegistry
 from tierwise.tools.results import ToolResult
 
 __all__ = [
@@ -45,7 +49,10 @@ __all__ = [
     "chat_budget",
     "created_entities",
     "last_step_note",
+    "seen_text",
+    "step_tools",
     "store_records",
+    "store_tool_results",
     "stream_call",
     "usage_of",
 ]
@@ -327,3 +334,82 @@ _LAST_STEP = (
 def last_step_note() -> ContextLayer:
     """The last step's note, in the tail (the system prompt before it stays as it was)."""
     return ContextLayer("last_step", "notice", _LAST_STEP, guaranteed=True, title="Note", placement="tail")
+
+
+def seen_text(memory: Any, upto: int, layers: Sequence[ContextLayer], registry: ToolRegistry) -> str:
+    """The text a turn's prompts show before the turn: context layers, then working memory's history.
+
+    Earlier tool results are read as they are sent (their recaps); it is what a
+    :class:`~tierwise.tools.offering.ToolOffering` searches for ids a tool can take.
+    """
+    parts = [layer.content for layer in layers if isinstance(layer.content, str)]
+    recap = history_recap(registry)
+    history = memory.groups(as_given=memory.live_from == 0).messages  # as a pack sends them
+    for message in history[memory.live_from : upto]:
+        shown = (recap(message) if recap is not None and message.get("role") == "tool" else None) or message
+        content = shown.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+    return "\n".join(parts)
+
+
+def step_tools(
+    registry: ToolRegistry,
+    offering: ToolOffering | None,
+    memory: Any,
+    step: int,
+    current: Sequence[Mapping[str, Any]],
+    seen: str,
+    chat: Chat | None,
+) -> list[dict[str, Any]]:
+    """The tool definitions one model call of a turn is sent (``current``: the turn so far).
+
+    Without an offering: every tool, the retrieval tools once the chat has a past
+    (:func:`~tierwise.chat.housekeeping.offered`). With one: what it picks for this step
+    (:func:`~tierwise.tools.offering.offered`: the turn's tools stay, the escape names the rest).
+    """
+    if offering is None:  # every tool (the escape has nothing to offer)
+        return [
+            d
+            for d in housekeeping.offered(registry.definitions(), memory)
+            if d["function"]["name"] != MORE_TOOLS
+        ]
+    first = current[0] if current and current[0].get("role") == "user" else None
+    message = first.get("content") if first is not None else ""
+    view = OfferView(
+        step=step,
+        message=message if isinstance(message, str) else "",
+        turn=current[1:] if first is not None else current,
+        seen=seen,
+        location=(chat.context_type, chat.entity_id) if chat is not None else ("global", None),
+        segments=memory.live_from > 0,
+    )
+    return offered(registry, offering, view)
+
+
+_STOPPED_CALL = "stopped by the user before {name} finished; its effect, if any, is unknown"
+_NOT_RUN = "not run: the turn was stopped before this call started"
+
+
+def store_tool_results(t: TurnState, whole_limit: int) -> None:
+    """One tool message per pending call, in call order; calls cut off by a stop say so.
+
+    A result memory stores compressed (a blob) but of at most ``whole_limit`` tokens is read whole
+    for the rest of the turn.
+    """
+    counter = t.chat.memory.counter
+    for call in t.pending_calls:
+        result = t.finished.get(call.id)
+        if result is not None:
+            content, meta = result.content, {"success": result.success}
+        else:
+            content = _STOPPED_CALL.format(name=call.name) if call.id in t.started else _NOT_RUN
+            meta = {"success": False, "stopped": True}
+        message = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+        t.tool_usage.append(ToolUsage(call.name, counter.count(call.arguments), counter.count(content)))
+        t.seqs.append(t.chat.add(message, metadata=meta).seq)
+        index = len(t.chat.memory.messages) - 1
+        shown = t.chat.memory.messages[index].get("content")
+        if shown != content and counter.count(content) <= whole_limit:
+            t.whole[index] = content  # stored as a blob for history; the model reads it whole now
+    t.pending_calls = []

@@ -97,7 +97,11 @@ def assistant_engine(
             (a :class:`~tierwise.workspace.context_cache.ContextCache`, ``None`` for none) and
             ``prefetch`` (a :class:`~tierwise.workspace.prefetch.Prefetcher`) and ``adaptive`` (an
             :class:`~tierwise.workspace.adaptive.AdaptiveBudgets`), ``None`` for none: seed 000 §10's
-            location cache, detail prefetching and adaptive related layers, on by default.
+            location cache, detail prefetching and adaptive related layers, on by default; and
+            ``tool_offering`` (default ``None``: every tool on every call, one tool list a provider's
+            prompt cache keeps; :class:`~tierwise.workspace.offering.WorkspaceOffering` offers each model
+            call the tools it can use: ~70% fewer tokens sent, but the tool list, which comes first in a
+            prompt, changes between calls and the cache misses — for a provider without prompt caching).
     """
     calendar = calendar or LocalCalendar(store)
     title_provider = None if is_offline(provider) else provider
@@ -115,5 +119,6 @@ def assistant_engine(
         context=WorkspaceContext(store, calendar=calendar, clock=clock, cache=cache, adaptive=adaptive),
         tool_extras={"clock": clock, "calendar": calendar, "prefetch": prefetch, "adaptive": adaptive},
         tool_strategies=WORKSPACE_STRATEGIES,
+        tool_offering=options.pop("tool_offering", None),
         **options,
     )

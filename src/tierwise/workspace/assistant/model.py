@@ -35,6 +35,7 @@ from tierwise.packing.prefix import CacheRule
 from tierwise.providers.base import Event, ModelRequest, Provider, ToolCall
 from tierwise.providers.testing import PromptCache, reply_events
 from tierwise.tokens import TokenCounter, get_counter
+from tierwise.tools.offering import MORE_TOOLS
 from tierwise.workspace.assistant.answers import SHOWN, render, render_error, render_preview, task_line
 from tierwise.workspace.assistant.intents import OPEN_STATUSES, Intent, keywords, recognise
 from tierwise.workspace.assistant.reading import (
@@ -165,7 +166,10 @@ class _Planner:
         if self.view.text_only:
             raise _Stop("tools are not available for this step")
         if name not in self.view.tools:
-            raise _Stop(f"the {name} tool is not available here")
+            asked = [s for s in self.view.steps if s.name == MORE_TOOLS and name in str(s.arguments)]
+            if MORE_TOOLS not in self.view.tools or asked:
+                raise _Stop(f"the {name} tool is not available here")
+            name, args = MORE_TOOLS, {"names": [name]}  # withheld: ask for it (offered next step)
         if any(s.name == name and s.arguments == args for s in self.view.steps):
             raise _Stop(f"{name} gave nothing I could use")
         text = json.dumps(args, ensure_ascii=False)
