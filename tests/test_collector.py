@@ -13,6 +13,8 @@ from tierwise.budget import Budget
 from tierwise.chat.memories import default_memory
 from tierwise.memory.assemble import pack_turn
 from tierwise.memory.blobs import InMemoryBlobStore
+from tierwise.memory.persist import ChatMemory
+from tierwise.store import Store
 
 
 @pytest.fixture
@@ -108,3 +110,64 @@ def test_a_chat_memory_holds_no_reference_cycles() -> None:
     finally:
         if was:
             gc.enable()
+
+
+@pytest.fixture
+def breaths(serving: None, monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Every breath taken (its length), with long work breathing at every :func:`breathe` call."""
+    taken: list[float] = []
+    monkeypatch.setattr(collector, "WORK_S", 0.0)
+    monkeypatch.setattr(collector.time, "sleep", taken.append)
+    return taken
+
+
+def test_long_work_breathes_and_nothing_else_does(breaths: list[float]) -> None:
+    """Long work lets the loop's thread have the interpreter lock; other code never sleeps for it."""
+    collector.breathe()
+    assert breaths == []  # not in long work
+    with collector.long_work():
+        for _ in range(3):
+            collector.breathe()
+    assert breaths == [collector.BREATH_S] * 3
+    collector.breathe()
+    assert len(breaths) == 3  # long work over
+    collector.enable(False)
+    with collector.long_work():
+        collector.breathe()
+    assert len(breaths) == 3  # off: a library call never slows itself down
+
+
+def test_only_the_thread_of_long_work_breathes(breaths: list[float]) -> None:
+    inside, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with collector.long_work():
+            inside.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert inside.wait(5)
+    collector.breathe()  # this thread runs no long work
+    release.set()
+    thread.join(5)
+    assert breaths == []
+
+
+def test_a_long_history_breathes_as_it_is_remembered_stored_and_loaded(
+    breaths: list[float], store: Store
+) -> None:
+    """Each message remembered (staged), stored and loaded again takes its breath when one is due."""
+    user = store.create_user("maya")
+    chat = store.create_chat(user.id)
+    memory = ChatMemory(store, user.id, chat.id)
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"note {i}"} for i in range(40)]
+    with collector.long_work():
+        memory.stage(history)
+        assert len(breaths) >= 40
+        staged = len(breaths)
+        memory.flush()
+        assert len(breaths) >= staged + 40
+        loaded = len(breaths)
+        ChatMemory.load(store, user.id, chat.id)
+        assert len(breaths) >= loaded + 40

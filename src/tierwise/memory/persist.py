@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from tierwise.budget import Budget, PruningBand
+from tierwise.collector import breathe
 from tierwise.memory.analysis import of_message, trusted
 from tierwise.memory.assemble import Recap, pack_turn
 from tierwise.memory.blobs import BlobRef
@@ -133,6 +134,7 @@ class ChatMemory:
         bodies = [stored.message for stored in messages]
         analyses = trusted(bodies, store.message_analyses(user_id, chat_id))
         for stored, body, made in zip(messages, bodies, analyses, strict=True):
+            breathe()
             tokens = stored.token_count if counted else None
             bound.memory.add(body, at=stored.created_at, id=f"m{stored.seq}", tokens=tokens, analysis=made)
         if chat.narrative:
@@ -231,6 +233,7 @@ class ChatMemory:
         Each is remembered under the position it will be stored at (with ``metadata``, if given).
         """
         for message in messages:
+            breathe()
             compressed = self.memory.compress(message)  # a large tool result's blob is stored now
             tokens = self.memory.counter.count_message(compressed)
             index = len(self.memory.turns)

@@ -54,6 +54,7 @@ from tierwise.budget import Budget
 from tierwise.chat.costguard import BudgetExceeded
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.memories import HEAVY_MESSAGES, off_loop
+from tierwise.collector import breathe
 from tierwise.errors import BudgetError, TierwiseError, UserError
 from tierwise.packing.prefix import cache_breakpoints
 from tierwise.providers.base import (
@@ -280,6 +281,7 @@ def _storable(messages: Sequence[MessageIn]) -> list[dict[str, Any]]:
     """
     out: list[dict[str, Any]] = []
     for start in range(0, len(messages), SLICE):
+        breathe()
         chosen = [m.to_openai() for m in messages[start : start + SLICE] if m.role not in _SYSTEM_ROLES]
         out += check_json("messages", chosen)
     return out

@@ -82,7 +82,6 @@ _MAX_REMEMBERED = 10_000
 T = TypeVar("T")
 
 
-
 @dataclass(frozen=True)
 class Turn:
     """What a request asks for: its conversation (no system messages), its system messages, tools, budget."""

@@ -1,11 +1,10 @@
 """The store's API: users, chats, messages and tool calls.
 
-Segments, blobs, snapshots and audit live in :mod:`tierwise.store.artifacts`.
-
-Every method takes the ``user_id`` it acts for and scopes every query by it: another user's chat,
-message or blob is indistinguishable from one that does not exist (:class:`NotFoundError`), and
-lists never include another user's rows. Methods return frozen records, never ORM objects, and
-each write is committed before the method returns.
+Segments, blobs, snapshots and audit live in :mod:`tierwise.store.artifacts`. Every method takes
+the ``user_id`` it acts for and scopes every query by it: another user's chat, message or blob is
+indistinguishable from one that does not exist (:class:`NotFoundError`), and lists never include
+another user's rows. Methods return frozen records, never ORM objects, and each write is
+committed before the method returns.
 
 Text is kept alike on SQLite and PostgreSQL: every string written — a message's content, parts,
 name and fields, a tool call's arguments and result, a segment's header and summary, a blob's
@@ -36,6 +35,7 @@ from typing import Any, cast
 import sqlalchemy as sa
 from sqlalchemy.engine import URL
 
+from tierwise.collector import breathe
 from tierwise.errors import InputError
 from tierwise.store import models
 from tierwise.store._base import MESSAGES, OWN_MESSAGES
@@ -410,9 +410,8 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
     ) -> list[StoredMessage]:
         """Append several messages at the chat's next positions in two statements (an imported history).
 
-        Like :meth:`add_message` for each, in order, all-or-nothing. ``at`` is one time for all or
-        each message's (``None``: now); ``metadata`` and ``analyses``, if given, hold each message's
-        (or ``None``).
+        Like :meth:`add_message` for each, in order, all-or-nothing. ``at``: one time for all or each
+        message's (``None``: now); ``metadata`` and ``analyses``, if given: each message's or ``None``.
 
         Raises:
             InputError: a message is not valid, or ``token_counts`` does not match ``messages``.
@@ -431,6 +430,7 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin):
             check_time("at", when)
         rows = []
         for i, (message, tokens) in enumerate(zip(messages, token_counts, strict=True)):
+            breathe()  # a long history: the event loop's thread gets the interpreter lock meanwhile
             columns = message_columns(message)
             check_count("token_count", tokens)
             meta = dict(check_json("metadata", dict(metadata[i] or {}))) if metadata is not None else {}
