@@ -117,6 +117,7 @@ def breaths(serving: None, monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Every breath taken (its length), with long work breathing at every :func:`breathe` call."""
     taken: list[float] = []
     monkeypatch.setattr(collector, "WORK_S", 0.0)
+    monkeypatch.setattr(collector, "_requests", 2)  # the long work's request and another
     monkeypatch.setattr(collector.time, "sleep", taken.append)
     return taken
 
@@ -171,3 +172,37 @@ def test_a_long_history_breathes_as_it_is_remembered_stored_and_loaded(
         loaded = len(breaths)
         ChatMemory.load(store, user.id, chat.id)
         assert len(breaths) >= loaded + 40
+
+
+def test_long_work_alone_does_not_breathe(breaths: list[float]) -> None:
+    """Nobody else wants the lock while only the long work's own request is in flight."""
+    collector._requests = 0
+    with collector.long_work():
+        with collector.request():
+            collector.breathe()
+        assert breaths == []
+        with collector.request(), collector.request():
+            collector.breathe()
+        assert breaths == [collector.BREATH_S]
+    assert collector._requests == 0
+
+
+def test_the_server_counts_its_requests_in_flight(store: Store) -> None:
+    from fastapi.testclient import TestClient
+
+    from tierwise.chat.engine import ChatEngine
+    from tierwise.providers.testing import ScriptedModel
+    from tierwise.server import create_app
+
+    app = create_app(store, ChatEngine(store, ScriptedModel([])))
+    seen: list[int] = []
+
+    @app.get("/_counted")
+    def counted() -> dict[str, int]:
+        seen.append(collector._requests)
+        return {}
+
+    with TestClient(app) as client:
+        before = collector._requests
+        assert client.get("/_counted").status_code == 200
+        assert seen == [before + 1] and collector._requests == before

@@ -14,12 +14,14 @@ that became garbage during those seconds, and was still in use at one youngest-g
 collection, is never collected (bounded by what other requests left in cycles meanwhile).
 
 **The interpreter lock.** Long work is CPU work in a worker thread; the event loop's thread gives
-the lock up at every socket call and gets it back only when the worker is asked to let go, after
-the switch interval (5 ms). A loop turn of twenty streams makes dozens of such calls, so it took
+the lock up at every socket or SQLite call and gets it back only when the worker is asked to let
+go, after the switch interval. A loop turn of twenty streams makes dozens of such calls, so it took
 40–200 ms while a 100,001-message history was remembered, and the other clients' requests beside
-it gained 1.3–1.6 s at p99. Long work's loops call :func:`breathe`, which sleeps :data:`BREATH_S`
-after every :data:`WORK_S` of work: the loop's thread then runs its turn at full speed (others'
-p99 beside the neighbour: 12–22 ms), for ~20% more time on the long work itself.
+it gained 0.6–1.6 s at p99. Long work's loops call :func:`breathe`, which sleeps :data:`BREATH_S`
+after every :data:`WORK_S` of work while the process serves other requests (:func:`request`
+counts them): the loop's thread then runs its turns at full speed (others' added p99 beside the
+neighbour: 30 ms, from 660), for up to ~20% more time on the long work. With no other request in flight,
+nobody needs the lock, and long work does not breathe.
 
 Off by default: a library call must not change the process's collector or slow itself down.
 :func:`enable` turns it on, in ``tierwise serve`` and the benchmarks.
@@ -34,7 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = ["breathe", "enable", "enabled", "long_work", "run_long"]
+__all__ = ["breathe", "enable", "enabled", "long_work", "request", "run_long"]
 
 T = TypeVar("T")
 
@@ -49,6 +51,7 @@ BREATH_S = 0.001
 _lock = threading.Lock()
 _local = threading.local()
 _running = 0
+_requests = 0  # in flight in this process (:func:`request`)
 _thresholds: tuple[int, int, int] | None = None
 _enabled = False
 
@@ -104,12 +107,26 @@ def run_long(work: Callable[[], T]) -> T:
 def breathe() -> None:
     """In long work, after every :data:`WORK_S` of it: sleep :data:`BREATH_S`; otherwise nothing.
 
-    Cheap enough to call once per message of a long history. Outside long work, or unless
-    :func:`enable` was called, it returns at once.
+    Only while two or more requests are in flight (:func:`request`): the long work's own, and
+    another the event loop serves meanwhile. Cheap enough to call once per message of a long
+    history. Outside long work, or unless :func:`enable` was called, it returns at once.
     """
     due = getattr(_local, "due", None)
-    if due is None:
+    if due is None or time.perf_counter() < due:
         return
-    if time.perf_counter() >= due:
+    if _requests > 1:  # the long work's own request and another (only then is the lock wanted)
         time.sleep(BREATH_S)
-        _local.due = time.perf_counter() + WORK_S
+    _local.due = time.perf_counter() + WORK_S
+
+
+@contextmanager
+def request() -> Iterator[None]:
+    """A request in flight in this process (the server counts each: :func:`breathe` reads them)."""
+    global _requests
+    with _lock:
+        _requests += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _requests -= 1

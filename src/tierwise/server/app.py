@@ -22,6 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tierwise import collector
 from tierwise.chat.engine import ChatEngine
@@ -41,6 +42,20 @@ class ApiError(UserError):
         super().__init__(message)
         self.status = status
         self.headers = headers
+
+
+class _Counted:
+    """ASGI middleware: each HTTP request is counted while in flight (:func:`tierwise.collector.request`)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        with collector.request():  # long work breathes while other requests are served
+            await self.app(scope, receive, send)
 
 
 def _problem(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -80,7 +95,8 @@ def tune_for_serving() -> None:
        time: a status request of another chat took 89–93 ms at p99 (20 ms with nothing loading);
        with 0.5 ms, 37–50 ms (decision 50).
     4. Long work (a long history remembered or loaded) holds the older generations' collections
-       and freezes what survived it (:mod:`tierwise.collector`, decision 57).
+       and freezes what survived it, and breathes while other requests are in flight
+       (:mod:`tierwise.collector`, decisions 57 and 59).
 
     Used by ``tierwise serve`` and the benchmarks; not for a library call: it changes the whole process.
     """
@@ -183,6 +199,7 @@ def create_app(
     app.state.running = RunningTurns(engine, shared=app.state.shared)
     app.state.max_body_bytes = max_body_bytes if max_body_bytes is not None else max_body_bytes_from_env()
     app.add_middleware(BodyLimit, limit=app.state.max_body_bytes)  # /v1 reads its own, OpenAI-shaped
+    app.add_middleware(_Counted)
     default_user = app.state.local_user = local_user(store)
     # Local mode: every request acts for the local user, whatever key it sends (OpenAI clients
     # always send one). Keys are checked only when required; a rate limit does not turn that on.
