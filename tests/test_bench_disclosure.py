@@ -104,18 +104,22 @@ def test_earlier_results_are_recaps_on_the_progressive_side_only(monkeypatch: py
     """Was: both sides re-sent every earlier tool result whole, so the headline was bounded by what
     the full peer's history held (issue 17: 48.9%)."""
     monkeypatch.setattr(disclosure, "DIALOGUES", disclosure.DIALOGUES[3:4])  # notes: list, detail, list
-    monkeypatch.setattr(disclosure, "MODES", ("progressive", "offered", "full"))
+    monkeypatch.setattr(disclosure, "MODES", ("progressive", "every_tool", "per_call", "full"))
     result = disclosure.run(scales=[], repeat=1, console=Console(file=None, quiet=True))
     s = result["summary"]
     for mode in ("progressive", "full"):
         for row in result[mode]["requests"]:
             assert sum(row["parts"].values()) == row["tokens_sent"]  # the parts are the whole prompt
     parts = s["parts"]
-    assert parts["progressive"]["tool_schemas"] == parts["full"]["tool_schemas"]  # context held equal
-    # the opt-in per-call offering sends fewer schemas, but the cache then misses: billed more
-    offered = result["offered"]["requests"]
-    assert sum(r["tokens_sent"] for r in offered) < s["tokens_sent"]["progressive"]
-    assert s["billed_tokens"]["offered"] > s["billed_tokens"]["progressive"]
+    assert parts["progressive"]["tool_schemas"] < parts["full"]["tool_schemas"] / 2  # the chat's toolbox
+    # every tool on every call: more sent, and more billed; each call only its own tools: fewer sent,
+    # but the cache then misses, so more billed
+    sent, billed = s["tokens_sent"], s["billed_tokens"]
+    assert sent["per_call"] < sent["progressive"] < sent["every_tool"]
+    assert billed["progressive"] < billed["every_tool"] and billed["progressive"] < billed["per_call"]
+    assert s["variants"]["per_call"]["reduction"] == pytest.approx(
+        1 - sent["per_call"] / sent["full"], abs=1e-4
+    )
     assert s["cached_tokens"]["progressive"] > 0
     assert parts["progressive"]["system"] == parts["full"]["system"]
     assert 0 < parts["progressive"]["results_earlier"] < parts["full"]["results_earlier"] / 3

@@ -434,3 +434,26 @@ def test_garbage_results_never_crash(content: Any, tool: str) -> None:
             text, calls = _answer(_request(messages))
             assert text or calls
             assert "couldn't work that out" not in text, (message, content)
+
+
+def test_which_tasks_are_overdue_counts_them_all_on_the_sample_workspace() -> None:
+    """Was "**Overdue tasks** (5+): … and 0+ more": the page's overdue rows counted, not the tasks."""
+    from tierwise.workspace.sample import generate_workspace
+
+    store = Store.open("sqlite://")
+    user = store.create_user("maya").id
+    generate_workspace(store, user, today=date(2026, 11, 23))
+    clock = lambda: datetime(2026, 11, 23, 10, 30, tzinfo=UTC)  # noqa: E731
+    context = WorkspaceContext(store, clock=clock)
+    late = len(context.overdue(user, clock()))
+    engine = ChatEngine(
+        store, OfflineAssistant(), tools=workspace_tools(), context=context, tool_extras={"clock": clock}
+    )
+    chat = store.create_chat(user).id
+    result = asyncio.run(engine.run(user, chat, "Which tasks are overdue?"))
+    call = next(e for e in result.events if isinstance(e, ToolCallStart))
+    assert json.loads(call.arguments)["overdue"] is True
+    shown = result.text.count("(overdue)")
+    assert f"**Overdue tasks** ({late}):" in result.text and f"… and {late - shown} more" in result.text
+    assert "0+" not in result.text and late > shown > 0
+    store.close()

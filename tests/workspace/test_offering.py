@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -62,6 +63,19 @@ def test_a_first_step_gets_the_tools_its_message_asks_for() -> None:
         "find_available_slots",
         "get_calendar_events",
     }
+
+
+def test_a_message_naming_a_project_in_view_gets_the_project_search() -> None:
+    """Was: "tasks for the Q4 launch" got list_tasks only; the model asked for search_projects through
+    the escape, a model call more (issue 17)."""
+    overview = (
+        "- Q4 Product Launch · 21% · 30 open tasks · proj_cx8zbrbakffn\n- Tax & Finances · proj_2c1jwd2qamxz"
+    )
+    asked = "What are my high priority tasks for the Q4 launch?"
+    assert set(offer(OfferView(1, asked, seen=overview))) == {"list_tasks", "search_projects"}
+    assert set(offer(OfferView(1, "What are my high priority tasks?", seen=overview))) == {"list_tasks"}
+    recap = '{"projects":[{"id":"proj_d0ggcmc63p13","name":"Hiring: Senior Backend Engineer"}]}'
+    assert "search_projects" in offer(OfferView(1, "Tasks for hiring?", seen=recap))
 
 
 def test_detail_and_change_tools_need_an_id_of_their_kind_in_view() -> None:
@@ -226,7 +240,8 @@ def test_the_offline_assistant_answers_every_bench_request_as_with_all_tools() -
     answers: dict[str, list[str]] = {}
     schemas: dict[str, int] = {}
     counter = get_counter("o200k_base")
-    for mode, offering in (("offered", WorkspaceOffering()), ("all", None)):
+    modes = {"growing": {}, "per_call": {"tools_grow": False}, "all": {"tool_offering": None}}
+    for mode, options in modes.items():
         store = Store.open("sqlite://")
         user = store.create_user("bench").id
         generate_workspace(store, user, scale=1, seed=0, today=TODAY)
@@ -244,8 +259,8 @@ def test_the_offline_assistant_answers_every_bench_request_as_with_all_tools() -
             FunctionModel(record),
             budget=BUDGET,
             clock=lambda: BENCH_NOW,
-            tool_offering=offering,
             title_provider=None,
+            **options,
         )
         texts = []
         for dialogue in DIALOGUES:
@@ -260,11 +275,12 @@ def test_the_offline_assistant_answers_every_bench_request_as_with_all_tools() -
         answers[mode] = texts
         schemas[mode] = sum(counter.count_tools(r.tools) for r in requests)
         store.close()
-    assert answers["offered"] == answers["all"]
-    assert schemas["offered"] < schemas["all"] / 4
+    assert answers["growing"] == answers["per_call"] == answers["all"]
+    assert schemas["per_call"] < schemas["all"] / 4
+    assert schemas["per_call"] < schemas["growing"] < schemas["all"] / 3
 
 
-def test_api_chats_are_offered_tools_per_step(sample: tuple[Store, str]) -> None:
+def test_api_chats_are_offered_the_chats_toolbox(sample: tuple[Store, str]) -> None:
     """The web chat's turns (``POST /api/chats/{id}/messages``) run the assistant's engine: its offering."""
     import httpx
 
@@ -286,7 +302,6 @@ def test_api_chats_are_offered_tools_per_step(sample: tuple[Store, str]) -> None
         budget=Budget(window=60_000),
         clock=lambda: NOW,
         title_provider=None,
-        tool_offering=WorkspaceOffering(),
     )
 
     async def go() -> None:
@@ -297,16 +312,29 @@ def test_api_chats_are_offered_tools_per_step(sample: tuple[Store, str]) -> None
             await c.post(f"/api/chats/{chat['id']}/messages", json=asked)
 
     asyncio.run(go())
-    assert sent[0] == ["get_calendar_events", MORE_TOOLS] and sent[1] == [MORE_TOOLS]
+    assert sent[0] == ["get_calendar_events", MORE_TOOLS] and sent[1] == sent[0]  # kept: the cache too
 
 
-def test_by_default_every_call_gets_the_same_tool_list_a_prompt_cache_keeps(
-    sample: tuple[Store, str],
+def _grows(before: list[str], after: list[str]) -> bool:
+    """``after`` keeps ``before``'s tools first, in order (the escape, always last, aside)."""
+    kept = [n for n in before if n != MORE_TOOLS]
+    return [n for n in after if n != MORE_TOOLS][: len(kept)] == kept
+
+
+@pytest.mark.parametrize("options", [{}, {"tool_offering": None}], ids=["toolbox", "every tool"])
+def test_by_default_a_chats_tool_list_only_grows_at_its_end(
+    sample: tuple[Store, str], options: dict[str, Any]
 ) -> None:
-    """Per-call offering changes the prompt's front between calls, so it is opt-in (decision 58)."""
+    """The tool list leads the prompt: by default it only grows, so a prompt cache keeps its front."""
     store, user = sample
     replies = iter(
-        [ToolCall("c1", "list_tasks", "{}"), ToolCall("c2", "get_calendar_events", "{}"), "Done.", "Same."]
+        [
+            ToolCall("c1", "list_tasks", "{}"),
+            ToolCall("c2", "get_calendar_events", "{}"),
+            "Done.",
+            ToolCall("c3", "search_notes", json.dumps({"query": "pricing"})),
+            "Same.",
+        ]
     )
     sent: list[list[str]] = []
 
@@ -315,11 +343,20 @@ def test_by_default_every_call_gets_the_same_tool_list_a_prompt_cache_keeps(
         return next(replies)
 
     engine = assistant_engine(
-        store, FunctionModel(model), budget=Budget(window=60_000), clock=lambda: NOW, title_provider=None
+        store,
+        FunctionModel(model),
+        budget=Budget(window=60_000),
+        clock=lambda: NOW,
+        title_provider=None,
+        **options,
     )
     chat = store.create_chat(user)
     asyncio.run(engine.run(user, chat.id, "What should I work on today?"))
-    asyncio.run(engine.run(user, chat.id, "And tomorrow?"))
-    assert len(sent) == 4 and sent[0] == sent[1] == sent[2]  # one list for the turn's calls
-    assert set(sent[0]) <= set(sent[3])  # later: only the retrieval tools join, once (decision 54)
-    assert MORE_TOOLS not in sent[0] and {"list_tasks", "get_task_details"} <= set(sent[0])
+    asyncio.run(engine.run(user, chat.id, "And my notes about pricing?"))
+    assert len(sent) == 5
+    if options:  # every tool: one list for a turn's calls; later only the retrieval tools join, once
+        assert sent[0] == sent[1] == sent[2] and MORE_TOOLS not in sent[0] and set(sent[0]) <= set(sent[3])
+        assert {"list_tasks", "get_task_details", "search_notes"} <= set(sent[0])
+    else:  # the toolbox: what the turns needed, a tool joining at the end when first offered
+        assert all(_grows(a, b) for a, b in pairwise(sent))
+        assert len(sent[0]) < len(sent[4]) and "search_notes" not in sent[0] and "search_notes" in sent[3]

@@ -117,6 +117,22 @@ def test_list_tasks_filters_and_sorting(env: Env) -> None:
     assert titles(query="D") == ["B low dated", "C done"]  # a search finds done tasks too, after open ones
 
 
+def test_list_tasks_overdue_counts_only_late_open_tasks(env: Env) -> None:
+    """Was: no overdue filter, so "which tasks are overdue?" could only page through every open task
+    and say "(5+) … and 0+ more" (issue 17)."""
+    for i in range(7):
+        env.ws.create_task(env.user, title=f"Late {i}", start_date=f"2026-10-{10 + i:02d}")
+    env.ws.create_task(env.user, title="Soon", start_date="2026-12-01")
+    env.ws.create_task(env.user, title="Undated")
+    late_done = env.ws.create_task(env.user, title="Late but done", start_date="2026-10-01")
+    env.ws.update_task(env.user, late_done["id"], {"status": "done"})
+    page = env.data("list_tasks", overdue=True, limit=3)
+    assert page["total"] == 7 and len(page["tasks"]) == 3 and all(t["is_overdue"] for t in page["tasks"])
+    assert "overdue tasks" in page["message"]
+    rest = env.data("list_tasks", overdue=False)
+    assert {t["title"] for t in rest["tasks"]} == {"Soon", "Undated"}
+
+
 def test_list_tasks_limit_is_clamped(env: Env) -> None:
     for i in range(55):
         env.ws.create_task(env.user, title=f"Task {i}")

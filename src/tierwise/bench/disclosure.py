@@ -4,12 +4,16 @@ Three contenders run the same 30 requests (9 short dialogues, each a new chat) t
 :class:`~tierwise.chat.engine.ChatEngine`, offline assistant (the same tool calls in the same order)
 and sample workspace (scale 1, fixed date):
 
-- **progressive** — the reference assistant as shipped (abbreviated context, list pages of previews);
+- **progressive** — the reference assistant as shipped (abbreviated context, list pages of previews,
+  each chat offered the tools its calls need, its tool list only growing:
+  :mod:`tierwise.workspace.offering`, :class:`~tierwise.tools.offering.Toolbox`);
 - **full** (the headline peer) — the *same* location context; its list tools return the same rows as
-  full records (:func:`full_tools`): the context is held equal, only the records differ;
-- **offered** (labelled) — the progressive side with per-call tool offering switched on
-  (:mod:`tierwise.workspace.offering`, opt-in): fewer tool schemas sent, but the tool list changes
-  between calls, so a provider's prompt cache misses — its billed tokens are reported beside;
+  full records (:func:`full_tools`), and every tool is offered on every call, as an application
+  without tierwise does: the context is held equal, only the records and the tool offer differ;
+- **every_tool** and **per_call** (labelled variants of the progressive side) — every tool on every
+  call (the default before the toolbox), and each call offered only the tools it picks
+  (``tools_grow=False``: fewest tokens, but the tool list changes between calls, so a provider's
+  prompt cache misses);
 - **full_context** (the old comparison, labelled) — full records in the location context too
   (:class:`FullContext`: a project chat re-sends the whole project and all its tasks on every call).
 
@@ -50,7 +54,6 @@ from tierwise.workspace.app import assistant_engine
 from tierwise.workspace.assistant import OfflineAssistant
 from tierwise.workspace.calendar import LocalCalendar
 from tierwise.workspace.context import WorkspaceContext
-from tierwise.workspace.offering import WorkspaceOffering
 from tierwise.workspace.repository import Profile, Workspace
 from tierwise.workspace.sample import generate_workspace
 from tierwise.workspace.tools import LIST_TOOLS, session, workspace_tools
@@ -70,9 +73,12 @@ TARGETS = {
     "initial_context": 1_500,  # the first prompt's system text alone
     "tool_p95_ms_x10": 50.0,
 }
-MODES = ("progressive", "offered", "full", "full_context")
-"""The contenders: as shipped (every tool on every call); the same with per-call tool offering on;
-full records from the tools (same context); and full records in the context too (the old comparison)."""
+MODES = ("progressive", "every_tool", "per_call", "full", "full_context")
+"""The contenders: as shipped (the chat's toolbox); the same with every tool on every call, and with
+each call offered only its own; full records from the tools (same context, every tool); and full
+records in the context too (the old comparison)."""
+VARIANTS = ("every_tool", "per_call")
+"""The progressive side's labelled variants (how its tools are offered)."""
 
 
 @dataclass(frozen=True)
@@ -274,8 +280,10 @@ async def _contender(store: Store, user: str, mode: str, *, seed10: bool = True)
     provider = Recording(OfflineAssistant())
     calendar = LocalCalendar(store)
     off: dict[str, Any] = {} if seed10 else {"prefetch": None, "context_cache": None, "adaptive": None}
-    if mode == "offered":
-        off["tool_offering"] = WorkspaceOffering()
+    if mode in ("every_tool", "full", "full_context"):  # every tool on every call
+        off["tool_offering"] = None
+    elif mode == "per_call":
+        off["tools_grow"] = False
     engine = assistant_engine(store, provider, budget=BUDGET, calendar=calendar, clock=lambda: NOW, **off)
     if mode in ("full", "full_context"):  # every tool on every call, as without tierwise
         engine.registry = ToolRegistry([*full_tools(), *memory_tools()])
@@ -399,7 +407,7 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
     reduction = {
         mode: round(1 - sent["progressive"] / sent[mode], 4) if sent[mode] else 0.0
         for mode in runs
-        if mode not in ("progressive", "offered")
+        if mode != "progressive" and mode not in VARIANTS
     }
     cached = {mode: sum(r.get("cached_tokens", 0) for r in runs[mode]["requests"]) for mode in runs}
     # Billed input with prompt caching: cached tokens at 10% of the price (OpenAI's rule for which).
@@ -421,10 +429,14 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
         "tokens_sent": sent,
         "reduction": reduction.get("full", 0.0),
         "reduction_full_context": reduction.get("full_context"),
-        "reduction_offered": round(1 - sent["offered"] / sent["full"], 4) if sent.get("offered") else None,
-        "reduction_billed_offered": round(1 - billed["offered"] / billed["full"], 4)
-        if billed.get("offered")
-        else None,
+        "variants": {  # the progressive side with its tools offered otherwise: against the full peer
+            mode: {
+                "reduction": round(1 - sent[mode] / sent["full"], 4),
+                "reduction_billed": round(1 - billed[mode] / billed["full"], 4),
+            }
+            for mode in VARIANTS
+            if mode in runs and sent.get("full")
+        },
         "cached_tokens": cached,
         "billed_tokens": {mode: round(v) for mode, v in billed.items()},
         "reduction_billed": round(1 - billed["progressive"] / billed["full"], 4)

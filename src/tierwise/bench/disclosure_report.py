@@ -16,7 +16,7 @@ from tierwise.bench.disclosure_seed10 import seed10_lines
 __all__ = ["PARTS", "markdown", "show"]
 
 PARTS = {
-    "tool_schemas": "tool schemas (every tool, every call)",
+    "tool_schemas": "tool schemas (those offered, every call)",
     "system": "system text (prompt, profile, location, related)",
     "messages": "conversation: user messages, answers, tool calls",
     "results_this_request": "tool results of the request's own steps",
@@ -113,6 +113,32 @@ def _share_lines(s: dict[str, Any]) -> list[str]:
     ]
 
 
+_VARIANTS = {
+    "progressive": "progressive, as shipped (the chat's toolbox, only growing)",
+    "every_tool": "every tool on every call (the default before the toolbox)",
+    "per_call": "each call offered only its own tools (`tools_grow=False`)",
+    "full": "full records, every tool (the peer)",
+}
+
+
+def _variant_lines(s: dict[str, Any]) -> list[str]:
+    """How the progressive side's tool offer changes what it sends and what it is billed."""
+    sent, billed = s["tokens_sent"], s["billed_tokens"]
+    if not sent.get("full"):
+        return []
+    lines = [
+        "| contender | tokens sent | fewer than full | billed with caching | less than full |",
+        "|---|---|---|---|---|",
+    ]
+    for mode, label in _VARIANTS.items():
+        if mode not in sent:
+            continue
+        less = 1 - sent[mode] / sent["full"]
+        cheaper = 1 - billed[mode] / billed["full"]
+        lines.append(f"| {label} | {sent[mode]:,} | {less:.1%} | {billed[mode]:,} | {cheaper:.1%} |")
+    return [*lines, ""]
+
+
 def markdown(result: dict[str, Any], dialogues: int, encoding: str) -> str:
     """The report as markdown (``dialogues``: how many the requests came in; ``encoding``: the counts')."""
     s = result["summary"]
@@ -124,19 +150,16 @@ def markdown(result: dict[str, Any], dialogues: int, encoding: str) -> str:
         f"sample workspace ×1, offline assistant, exact `{encoding}` counts, all contenders in the same run.",
         "",
         "Headline: the same location context for both; the full peer's list tools return the same rows "
-        "as full records. Both are sent every tool's schema on every model call (the product's default: "
-        "one tool list, which a provider's prompt cache keeps).",
+        "as full records, and it is sent every tool's schema on every model call (an application without "
+        "tierwise). The progressive side, as shipped, offers each chat the tools its calls need, its tool "
+        "list only growing at the end, so a provider's prompt cache keeps the front (`tools/offering.py: "
+        "Toolbox`).",
         "",
         f"Billed input with prompt caching (cached tokens at 10%, OpenAI's rule for which are cached): "
         f"progressive {s['billed_tokens']['progressive']:,} vs full {s['billed_tokens']['full']:,}, "
         f"**{(s.get('reduction_billed') or 0):.1%}** less.",
         "",
-        f"Per-call tool offering (opt-in, `workspace/offering.py`, labelled): {sent.get('offered', 0):,} "
-        f"tokens sent, {(s.get('reduction_offered') or 0):.1%} fewer than the full peer; but the tool list "
-        "comes first in a prompt and changes between calls, so the cache misses: billed "
-        f"{s['billed_tokens'].get('offered', 0):,}, {(s.get('reduction_billed_offered') or 0):.1%} less "
-        "than the full peer. For a provider without prompt caching only.",
-        "",
+        *_variant_lines(s),
         "| figure | value | target | |",
         "|---|---|---|---|",
         *(f"| {a} | {b} | {c} | {d} |" for a, b, c, d in _target_rows(s)),
@@ -206,12 +229,13 @@ def show(result: dict[str, Any], console: Console) -> None:
         "",
         "",
     )
-    table.add_row(
-        "per-call tool offering (opt-in): sent / billed",
-        f"{(s.get('reduction_offered') or 0):.1%} / {(s.get('reduction_billed_offered') or 0):.1%} less",
-        "",
-        "",
-    )
+    for mode, variant in (s.get("variants") or {}).items():
+        table.add_row(
+            f"{mode.replace('_', ' ')}: sent / billed",
+            f"{variant['reduction']:.1%} / {variant['reduction_billed']:.1%} less",
+            "",
+            "",
+        )
     table.add_row("old comparison (full context too)", f"{(s['reduction_full_context'] or 0):.1%}", "", "")
     table.add_row("answered / tool errors", f"{s['answered']} / {s['tool_errors']}", "", "")
     for row in result["latency"]:

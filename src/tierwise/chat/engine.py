@@ -72,7 +72,7 @@ from tierwise.providers.settings import ProviderSettings
 from tierwise.store import Chat, Store
 from tierwise.tools.definition import Tool, ToolContext
 from tierwise.tools.executor import ToolExecutor
-from tierwise.tools.offering import ToolOffering, escape_tool
+from tierwise.tools.offering import Toolbox, ToolOffering, escape_tool
 from tierwise.tools.registry import ToolRegistry
 from tierwise.tools.results import ToolResult
 from tierwise.tools.strategies import DEFAULT_STRATEGIES, FailureStrategy
@@ -128,6 +128,9 @@ class ChatEngine:
         tool_strategies: what to do when a tool fails (default: seed 000 §8.2's three).
         tool_offering: which tools each model call is offered (:mod:`tierwise.tools.offering`; the
             escape ``more_tools`` is registered with it); ``None``: all of them on every call.
+        tools_grow: with an offering, a chat's tool list only grows (:class:`Toolbox`: a provider's
+            prompt cache keeps it); ``False``: each call is offered only what it picks (fewest tokens,
+            for a provider without prompt caching).
 
     Example:
         >>> import asyncio
@@ -165,6 +168,7 @@ class ChatEngine:
         max_result_tokens: int | None = None,
         tool_strategies: Sequence[FailureStrategy] = DEFAULT_STRATEGIES,
         tool_offering: ToolOffering | None = None,
+        tools_grow: bool = True,
     ) -> None:
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise InputError(
@@ -178,6 +182,7 @@ class ChatEngine:
             if extra.name not in self.registry:
                 self.registry.register(extra)
         self.offering = tool_offering
+        self.toolbox = Toolbox() if tool_offering is not None and tools_grow else None
         self.budget = budget or Budget(window=16_000, reserve=1_000)
         self.system = system
         self.model = model
@@ -379,7 +384,9 @@ class ChatEngine:
             events_before = len(chat.memory.events)
             current = self._current(t)
             if step == 1 or self.offering is not None:  # without an offering: one tool list a turn
-                definitions = step_tools(self.registry, self.offering, chat.memory, step, current, seen, row)
+                definitions = step_tools(
+                    self.registry, self.offering, chat.memory, step, current, seen, row, self.toolbox
+                )
             with t.tracer.span("context.build", step=step) as span:
                 build = partial(
                     chat.pack,

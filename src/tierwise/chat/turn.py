@@ -36,7 +36,7 @@ from tierwise.providers.base import (
 from tierwise.providers.pricing import Price, cache_savings, cost
 from tierwise.store import Chat, Store
 from tierwise.summarize.llm import counting_usage, off_request_path
-from tierwise.tools.offering import MORE_TOOLS, OfferView, ToolOffering, offered
+from tierwise.tools.offering import MORE_TOOLS, OfferView, Toolbox, ToolOffering, offered
 from tierwise.tools.registry import ToolRegistry
 from tierwise.tools.results import ToolResult
 
@@ -361,12 +361,14 @@ def step_tools(
     current: Sequence[Mapping[str, Any]],
     seen: str,
     chat: Chat | None,
+    toolbox: Toolbox | None = None,
 ) -> list[dict[str, Any]]:
     """The tool definitions one model call of a turn is sent (``current``: the turn so far).
 
     Without an offering: every tool, the retrieval tools once the chat has a past
     (:func:`~tierwise.chat.housekeeping.offered`). With one: what it picks for this step
-    (:func:`~tierwise.tools.offering.offered`: the turn's tools stay, the escape names the rest).
+    (:func:`~tierwise.tools.offering.offered`: the turn's tools stay, the escape names the rest),
+    after every tool the chat was offered before if there is a ``toolbox`` (its list only grows).
     """
     if offering is None:  # every tool (the escape has nothing to offer)
         return [
@@ -384,6 +386,8 @@ def step_tools(
         location=(chat.context_type, chat.entity_id) if chat is not None else ("global", None),
         segments=memory.live_from > 0,
     )
+    if toolbox is not None and chat is not None:
+        return toolbox.offered((chat.user_id, chat.id), registry, offering, view)
     return offered(registry, offering, view)
 
 

@@ -463,7 +463,7 @@ class Memory:
         for layer in heads:  # held as at the step; a changed one is also sent now, in the tail
             held = frame.caller.get(layer.id)
             if held is None or held.content != layer.content:
-                out.append(_updated(layer))
+                out.append(_updated(layer, held))
         out.extend(frame.caller.values())
         out.extend(others)
         used = _cost(out, counter)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -9,7 +10,7 @@ from tierwise.memory.segments import Segment
 from tierwise.packing.layers import ContextLayer
 from tierwise.tokens import TokenCounter
 
-__all__ = ["Frame", "layers_cost", "summaries_text", "updated"]
+__all__ = ["Frame", "changed_lines", "layers_cost", "summaries_text", "updated"]
 
 
 @dataclass(frozen=True)
@@ -42,15 +43,26 @@ def layers_cost(layers: Iterable[ContextLayer], counter: TokenCounter) -> int:
     return sum(layer.tokens(counter) + 2 for layer in layers)
 
 
-def updated(layer: ContextLayer) -> ContextLayer:
-    """A caller's head layer that changed since the step, as it is now, for the tail."""
+def updated(layer: ContextLayer, held: ContextLayer | None = None) -> ContextLayer:
+    """A caller's head layer that changed since the step, as it is now, for the tail.
+
+    With ``held`` (the layer as the head still shows it): only what changed (:func:`changed_lines`),
+    unless that is not clearly shorter than the whole. A location's context changes a line at a
+    time — the clock's "Now:", one project's progress after a write — and re-sending all of it on
+    every turn after the step cost ~480 tokens a call (issue 17).
+    """
     title = f"{layer.title or layer.kind.replace('_', ' ').capitalize()} (updated)"
     if layer.heading:
         title = f"{layer.heading[3:].strip()} (updated)"
+    content = layer.content
+    if held is not None and isinstance(content, str) and isinstance(held.content, str):
+        changed = changed_lines(held.content, content)
+        if changed is not None and len(changed) * 2 < len(content):
+            content = changed
     return ContextLayer(
         f"{layer.id}:updated",
         layer.kind,
-        layer.content,
+        content,
         priority=layer.priority,
         guaranteed=False,
         truncatable=layer.truncatable,
@@ -58,6 +70,52 @@ def updated(layer: ContextLayer) -> ContextLayer:
         summary=layer.summary,
         placement="tail",
     )
+
+
+_CHANGED = "Changed since it was shown above (the rest is as there):"
+
+
+def changed_lines(before: str, after: str) -> str | None:
+    r"""What ``after`` changed of ``before``, line by line (``None``: nothing).
+
+    New and changed lines under their headings, then "No longer:" and the lines gone.
+
+    Example:
+        >>> print(changed_lines("## Now\n10:30\n## Projects: 3\n- Q4 · 21%\n- Hiring\n- Tax",
+        ...                     "## Now\n11:00\n## Projects: 2\n- Q4 · 24%\n- Tax"))
+        Changed since it was shown above (the rest is as there):
+        ## Now
+        11:00
+        ## Projects: 2
+        - Q4 · 24%
+        No longer:
+        - Hiring
+    """
+    old, new = before.splitlines(), after.splitlines()
+    fresh: set[int] = set()
+    gone: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            fresh.update(range(j1, j2))
+        if tag == "delete" or (tag == "replace" and i2 - i1 > j2 - j1):  # more went than came
+            gone += old[i1 + (j2 - j1 if tag == "replace" else 0) : i2]
+    out: list[str] = []
+    heading = shown = None
+    for index, line in enumerate(new):
+        if line.startswith("#"):
+            heading = line
+            if index in fresh:  # a heading that changed (a count in it, say) is shown as it is now
+                out.append(line)
+                shown = line
+        elif index in fresh and line.strip():
+            if heading is not None and heading != shown:
+                out.append(heading)
+                shown = heading
+            out.append(line)
+    gone = [line for line in gone if line.strip() and not line.startswith("#")]
+    if not out and not gone:
+        return None
+    return "\n".join([_CHANGED, *out, *(["No longer:", *gone] if gone else [])])
 
 
 def summaries_text(segments: Sequence[Segment], budget: int, counter: TokenCounter) -> str:

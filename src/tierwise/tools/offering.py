@@ -16,6 +16,14 @@ not depend on the policy:
 The executor still runs a withheld tool the model calls by name (only the offer is held back), and
 from then on it is offered. Without an offering (``None``) every tool is offered on every call.
 
+**A chat's toolbox only grows** (:class:`Toolbox`, the default with an offering). Tool definitions
+lead the prompt, so a call whose tools differ from the previous call's shares no prompt-cache prefix
+with it: offered afresh per call, the tools cost fewer tokens but every call is billed whole (issue
+17: 70.8% fewer tokens than the full peer, but only 22.0% less money with cached tokens at 10%). A
+toolbox offers every tool a chat was offered before, first and in the same order, and appends a new
+one at the end when the offering first picks it: the prompt's front changes only when a tool joins,
+a few times a chat.
+
 Example:
     >>> from tierwise.tools import tool
     >>> @tool(tier="list")
@@ -37,14 +45,25 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tierwise.tools.definition import Tool, ToolContext, tool
 from tierwise.tools.registry import ToolRegistry
 
-__all__ = ["MORE_TOOLS", "OfferView", "ToolOffering", "asked_for", "escape_tool", "more_tools", "offered"]
+__all__ = [
+    "MORE_TOOLS",
+    "OfferView",
+    "ToolOffering",
+    "Toolbox",
+    "asked_for",
+    "escape_tool",
+    "more_tools",
+    "offered",
+]
 
 MORE_TOOLS = "more_tools"
 """The escape's name: always offered while a tool is withheld."""
@@ -158,18 +177,26 @@ def offered(
     offering: ToolOffering | None,
     view: OfferView,
     definitions: Sequence[dict[str, Any]] | None = None,
+    *,
+    keep: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """The tool definitions one model call is sent: the offering's, plus the turn's, plus the escape.
 
     ``definitions``: the candidates (default: the registry's, sorted by name); the order is kept.
-    Without an offering, every candidate but the escape is sent. The escape comes last, so the
-    offered tools' order does not depend on what is withheld.
+    Without an offering, every candidate but the escape is sent. ``keep``: tools offered before (the
+    chat's toolbox, :class:`Toolbox`), offered again, first and in that order, so a prompt's tool
+    list only grows at its end and a provider's prompt cache keeps what came before. The escape
+    comes last, so the offered tools' order does not depend on what is withheld.
     """
     candidates = list(definitions if definitions is not None else registry.definitions())
     if offering is None:
         return [d for d in candidates if _name(d) != MORE_TOOLS]
-    chosen = set(offering(view)) | asked_for(view.turn)
-    out = [d for d in candidates if _name(d) in chosen and _name(d) != MORE_TOOLS]
+    chosen = set(offering(view)) | asked_for(view.turn) | set(keep)
+    chosen.discard(MORE_TOOLS)
+    by_name = {_name(d): d for d in candidates}
+    order = [n for n in dict.fromkeys(keep) if n in by_name and n != MORE_TOOLS]
+    order += [_name(d) for d in candidates if _name(d) in chosen and _name(d) not in order]
+    out = [by_name[n] for n in order]
     withheld = [_name(d) for d in candidates if _name(d) not in chosen and _name(d) != MORE_TOOLS]
     escape = registry.get(MORE_TOOLS)
     if withheld and escape is not None:
@@ -177,6 +204,60 @@ def offered(
         definition["function"]["description"] = _ESCAPE.format(names=", ".join(withheld))
         out.append(definition)
     return out
+
+
+class Toolbox:
+    """The tools each chat was offered so far, in the order they joined: an offering that only grows.
+
+    Held in the process for the :data:`capacity` most recent chats; a chat forgotten (or the process
+    restarted) starts again from what its next call is offered — its first call then misses the
+    cache once, as it would after a provider's cache expired.
+
+    Example:
+        >>> from tierwise.tools import tool
+        >>> @tool(tier="list")
+        ... def list_items() -> list[str]:
+        ...     "Items."
+        ...     return []
+        >>> @tool(tier="detail")
+        ... def get_item(item_id: str) -> str:
+        ...     "One item."
+        ...     return item_id
+        >>> registry, box = ToolRegistry([get_item, list_items, more_tools]), Toolbox()
+        >>> names = lambda ds: [d["function"]["name"] for d in ds]
+        >>> names(box.offered("chat", registry, lambda v: {"list_items"}, OfferView(step=1)))
+        ['list_items', 'more_tools']
+        >>> names(box.offered("chat", registry, lambda v: {"get_item"}, OfferView(step=2)))
+        ['list_items', 'get_item']
+    """
+
+    capacity = 10_000
+
+    def __init__(self) -> None:
+        self._lists: OrderedDict[Hashable, tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def offered(
+        self,
+        key: Hashable,
+        registry: ToolRegistry,
+        offering: ToolOffering,
+        view: OfferView,
+        definitions: Sequence[dict[str, Any]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """:func:`offered` for chat ``key``, its earlier tools kept first; the new list remembered."""
+        out = offered(registry, offering, view, definitions, keep=self.tools(key))
+        with self._lock:
+            self._lists[key] = tuple(_name(d) for d in out if _name(d) != MORE_TOOLS)
+            self._lists.move_to_end(key)
+            while len(self._lists) > self.capacity:
+                self._lists.popitem(last=False)
+        return out
+
+    def tools(self, key: Hashable) -> tuple[str, ...]:
+        """The names chat ``key`` was offered so far, in the order they joined."""
+        with self._lock:
+            return self._lists.get(key, ())
 
 
 def _name(definition: Mapping[str, Any]) -> str:

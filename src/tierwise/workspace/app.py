@@ -24,6 +24,7 @@ from tierwise.workspace.adaptive import AdaptiveBudgets
 from tierwise.workspace.calendar import Calendar, LocalCalendar
 from tierwise.workspace.context import SYSTEM_PROMPT, WorkspaceContext
 from tierwise.workspace.context_cache import ContextCache
+from tierwise.workspace.offering import WorkspaceOffering
 from tierwise.workspace.prefetch import Prefetcher
 from tierwise.workspace.repository import Workspace
 from tierwise.workspace.tools import WORKSPACE_STRATEGIES, workspace_tools
@@ -98,10 +99,10 @@ def assistant_engine(
             ``prefetch`` (a :class:`~tierwise.workspace.prefetch.Prefetcher`) and ``adaptive`` (an
             :class:`~tierwise.workspace.adaptive.AdaptiveBudgets`), ``None`` for none: seed 000 §10's
             location cache, detail prefetching and adaptive related layers, on by default; and
-            ``tool_offering`` (default ``None``: every tool on every call, one tool list a provider's
-            prompt cache keeps; :class:`~tierwise.workspace.offering.WorkspaceOffering` offers each model
-            call the tools it can use: ~70% fewer tokens sent, but the tool list, which comes first in a
-            prompt, changes between calls and the cache misses — for a provider without prompt caching).
+            ``tool_offering`` (default :class:`~tierwise.workspace.offering.WorkspaceOffering`: each
+            model call is offered the tools it can use, and a chat's tool list only grows, so a
+            provider's prompt cache keeps its front; ``tools_grow=False`` offers each call only its
+            own, fewest tokens but no cache; ``None``: every tool on every call).
     """
     calendar = calendar or LocalCalendar(store)
     title_provider = None if is_offline(provider) else provider
@@ -119,6 +120,6 @@ def assistant_engine(
         context=WorkspaceContext(store, calendar=calendar, clock=clock, cache=cache, adaptive=adaptive),
         tool_extras={"clock": clock, "calendar": calendar, "prefetch": prefetch, "adaptive": adaptive},
         tool_strategies=WORKSPACE_STRATEGIES,
-        tool_offering=options.pop("tool_offering", None),
+        tool_offering=options.pop("tool_offering", WorkspaceOffering()),
         **options,
     )

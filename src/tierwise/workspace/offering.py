@@ -5,7 +5,8 @@ Every tool has a :class:`Rule`; a model call is offered a tool when
 
 - **the user's message asks for it** (its words, e.g. "calendar", "free", "mark", "note") and any id it
   needs is in view — ``task_…``, ``proj_…`` or ``note_…`` in the context, the history or the turn
-  (a detail or change tool without an id to take could only be called with an invented one); or
+  (a detail or change tool without an id to take could only be called with an invented one); a
+  message naming a project shown (a word of its name: "the Q4 launch") gets ``search_projects``; or
 - **it can follow the results just in** (seed 000 §4.2 and §10.1's "likely next tools"): a detail tool
   after a list holding ids it takes, ``list_tasks`` after a project was found; or
 - the message asked for nothing the rules know: the location's usual tools (:data:`LOCATION_TOOLS`).
@@ -166,6 +167,18 @@ def message_words(text: str) -> set[str]:
     return words
 
 
+_PROJECT_LINE = re.compile(r"^- (.+?) · .*\bproj_[0-9a-z]{6,}", re.MULTILINE)  # the overview's
+_PROJECT_NAME = re.compile(r'"name":\s*"([^"]+)"')  # a search_projects result or its recap
+_COMMON = frozenset({"with", "from", "this", "that", "your", "about", "what", "have", "task", "project"})
+
+
+def _names_a_project(words: set[str], text: str) -> bool:
+    """Whether the message (its ``words``) names a project shown in ``text`` by a word of its name."""
+    names = _PROJECT_LINE.findall(text) + (_PROJECT_NAME.findall(text) if "proj_" in text else [])
+    named = {w for name in names for w in message_words(name) if len(w) > 3} - _COMMON
+    return bool(words & named)
+
+
 def _in_view(prefix: str, text: str) -> bool:
     return re.search(rf"\b{prefix}_[0-9a-z]{{6,}}", text) is not None
 
@@ -215,6 +228,8 @@ class WorkspaceOffering:
                 )
             if offer:
                 chosen.add(name)
+        if view.step == 1 and _names_a_project(words, everything):  # "the Q4 launch": found by name
+            chosen.add("search_projects")
         if view.step == 1 and not chosen - {"record_decision", "update_narrative"}:
             chosen.update(LOCATION_TOOLS.get(view.location[0], LOCATION_TOOLS["global"]))
         if _BLOB.search(everything):

@@ -299,8 +299,11 @@ class WorkspaceQueries:
         sort_by: str = "priority",
         now: datetime | None = None,
         offset: int = 0,
+        overdue: bool | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """Abbreviated tasks matching the filters, and how many match in all.
+
+        ``overdue``: only tasks not done whose start has passed (``False``: none of those).
 
         ``sort_by``: ``"priority"`` (then start), ``"start_date"``, ``"created_at"`` (newest first), or
         ``"due"`` — what needs doing first: open tasks before done ones, those overdue or starting
@@ -320,6 +323,9 @@ class WorkspaceQueries:
             where.append(Task.start_at.is_not(None))
         elif has_date is False:
             where.append(Task.start_at.is_(None))
+        if overdue is not None:  # as ``is_overdue`` says: started before now and not done
+            late = sa.and_(Task.start_at.is_not(None), Task.start_at < now, Task.status != "done")
+            where.append(late if overdue else sa.not_(late))
         words = _words(query)
         if words:
             where.append(_matches(words, (Task.title, Task.description)))

@@ -139,9 +139,8 @@ def _prefetched(ctx: ToolContext, kind: str, item_id: str) -> Any | None:
 
 
 def _offset() -> Any:
-    return Annotated[
-        int, AfterValidator(_clamp(0, 1_000_000)), Field(default=0, description="next_offset of a page")
-    ]
+    # (no description: a page that has more says "More: offset=N.")
+    return Annotated[int, AfterValidator(_clamp(0, 1_000_000)), Field(default=0)]
 
 
 def _showing(what: str, offset: int, total: int, then: str) -> Callable[[int, bool], str]:
@@ -162,6 +161,7 @@ def list_tasks(
     status: Annotated[list[Status] | None, Field(description="Default: open (with a query: all)")] = None,
     priority: list[Priority] | None = None,
     has_date: Annotated[bool | None, Field(description="Only scheduled tasks")] = None,
+    overdue: bool | None = None,
     query: Annotated[str | None, Field(description="Words in title or description")] = None,
     limit: _limit(20, 50, "tasks") = 20,  # type: ignore[valid-type]
     sort_by: Annotated[
@@ -183,8 +183,10 @@ def list_tasks(
         sort_by=sort_by or "due",
         now=now,
         offset=offset,
+        overdue=overdue,
     )
     what = "tasks" if status else "tasks (open first)" if query else "open tasks"
+    what = f"overdue {what.removeprefix('open ')}" if overdue else what
     page = fit_page(
         [lean(t) for t in tasks],
         key="tasks",

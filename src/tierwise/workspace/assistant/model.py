@@ -334,14 +334,15 @@ class _Planner:
         project = self.project()
         if isinstance(project, str | ToolCall):
             return project
-        dated = intent.overdue or intent.window is not None
+        dated = intent.window is not None  # filtered here: the page's count is not the total
         args: dict[str, Any] = {
             "project_id": project.id if project else None,
             "status": list(intent.status or OPEN_STATUSES),
             "priority": list(intent.priority),
             "query": " ".join(keywords(intent.subject)[:5]),
             "has_date": True if dated else None,
-            "sort_by": "start_date" if dated else None,
+            "overdue": True if intent.overdue and not dated else None,
+            "sort_by": "start_date" if dated or intent.overdue else None,
             "limit": 20,
         }
         step = self.done("list_tasks", **{k: v for k, v in args.items() if v not in (None, [], "")})
@@ -373,8 +374,10 @@ class _Planner:
         count = total if isinstance(total, int) and not dated else len(tasks)
         lines = [f"**{label}{where}{about}{when}** ({count}{'+' if more else ''}):"]
         lines += [task_line(t, project=not where) for t in tasks[:SHOWN]]
-        if count > SHOWN or more:
-            lines.append(f"- … and {max(0, count - SHOWN)}{'+' if more else ''} more")
+        if count > min(SHOWN, len(tasks)):
+            lines.append(f"- … and {count - min(SHOWN, len(tasks))}{'+' if more else ''} more")
+        elif more:
+            lines.append("- … and more on the next page")
         return "\n".join(lines) + "\n\nAsk about any of them for details."
 
     def _details(self) -> str | ToolCall:
