@@ -290,10 +290,13 @@ def test_dashboard_shows_tiers_strategy_and_only_compactions_that_changed(
         page.get_by_label("Message").fill("Note the venue")
         page.keyboard.press("Enter")
         page.locator("#messages li.assistant", has_text="Noted.").wait_for(timeout=10_000)
+        page.locator("#send").wait_for(state="visible", timeout=15_000)  # the turn over: no refresh
+        page.locator("#live").wait_for(state="hidden", timeout=5_000)  # replaces the table meanwhile
         page.locator("#tiers tbody tr").nth(3).wait_for()
-        rows = page.locator("#tiers tbody tr").all_inner_texts()
-        assert rows[0].split("\t")[:4] == ["1", "Always present", "1,200", "3"], rows
-        assert "On request" in rows[3] and "10%" in rows[3]
+        cells = page.locator("#tiers tbody tr").nth(0).locator("td").all_inner_texts()
+        assert [c.strip() for c in cells[:4]] == ["1", "Always present", "1,200", "3"], cells
+        last = page.locator("#tiers tbody tr").nth(3).inner_text()
+        assert "On request" in last and "10%" in last
         strategy = page.locator("#strategy").inner_text()
         assert strategy.startswith("Strategy: band caution · history 12 messages · related 5 items")
         assert "references summary" in strategy and "budget health 62%" in strategy
