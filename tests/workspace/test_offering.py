@@ -180,6 +180,25 @@ def sample() -> Iterator[tuple[Store, str]]:
     store.close()
 
 
+def _scripted(store: Store, replies: list[str | ToolCall], **options: Any) -> tuple[Any, list[list[str]]]:
+    """The assistant's engine over a model answering ``replies`` in order; the tool names each call got."""
+    answers, sent = iter(replies), []
+
+    def model(request: ModelRequest) -> str | ToolCall:
+        sent.append(_names(list(request.tools)))
+        return next(answers)
+
+    engine = assistant_engine(
+        store,
+        FunctionModel(model),
+        budget=Budget(window=60_000),
+        clock=lambda: NOW,
+        title_provider=None,
+        **options,
+    )
+    return engine, sent
+
+
 def test_the_engine_offers_per_step_and_the_escape_reaches_a_withheld_tool(sample: tuple[Store, str]) -> None:
     store, user = sample
     seen: list[list[str]] = []
@@ -212,21 +231,8 @@ def test_the_engine_offers_per_step_and_the_escape_reaches_a_withheld_tool(sampl
 
 def test_a_withheld_tool_called_by_name_still_runs(sample: tuple[Store, str]) -> None:
     store, user = sample
-    calls = iter([ToolCall("c1", "search_notes", json.dumps({"query": "pricing"})), "done"])
-    sent: list[list[str]] = []
-
-    def model(request: ModelRequest) -> str | ToolCall:
-        sent.append(_names(list(request.tools)))
-        return next(calls)
-
-    engine = assistant_engine(
-        store,
-        FunctionModel(model),
-        budget=Budget(window=60_000),
-        clock=lambda: NOW,
-        title_provider=None,
-        tool_offering=WorkspaceOffering(),
-    )
+    calls: list[str | ToolCall] = [ToolCall("c1", "search_notes", json.dumps({"query": "pricing"})), "done"]
+    engine, sent = _scripted(store, calls, tool_offering=WorkspaceOffering())
     chat = store.create_chat(user)
     result = asyncio.run(engine.run(user, chat.id, "What's on my calendar today?"))
     done = [e for e in result.events if isinstance(e, ToolCallComplete)]
@@ -289,20 +295,7 @@ def test_api_chats_are_offered_the_chats_toolbox(sample: tuple[Store, str]) -> N
     store, _ = sample
     store.create_user("local", user_id="local")
     generate_workspace(store, "local", scale=1, seed=1, today=date(2026, 11, 23))
-    sent: list[list[str]] = []
-    replies = iter([ToolCall("c1", "get_calendar_events", "{}"), "Two meetings."])
-
-    def model(request: ModelRequest) -> str | ToolCall:
-        sent.append(_names(list(request.tools)))
-        return next(replies)
-
-    engine = assistant_engine(
-        store,
-        FunctionModel(model),
-        budget=Budget(window=60_000),
-        clock=lambda: NOW,
-        title_provider=None,
-    )
+    engine, sent = _scripted(store, [ToolCall("c1", "get_calendar_events", "{}"), "Two meetings."])
 
     async def go() -> None:
         transport = httpx.ASGITransport(app=create_app(store, engine))
@@ -327,29 +320,14 @@ def test_by_default_a_chats_tool_list_only_grows_at_its_end(
 ) -> None:
     """The tool list leads the prompt: by default it only grows, so a prompt cache keeps its front."""
     store, user = sample
-    replies = iter(
-        [
-            ToolCall("c1", "list_tasks", "{}"),
-            ToolCall("c2", "get_calendar_events", "{}"),
-            "Done.",
-            ToolCall("c3", "search_notes", json.dumps({"query": "pricing"})),
-            "Same.",
-        ]
-    )
-    sent: list[list[str]] = []
-
-    def model(request: ModelRequest) -> str | ToolCall:
-        sent.append(_names(list(request.tools)))
-        return next(replies)
-
-    engine = assistant_engine(
-        store,
-        FunctionModel(model),
-        budget=Budget(window=60_000),
-        clock=lambda: NOW,
-        title_provider=None,
-        **options,
-    )
+    replies: list[str | ToolCall] = [
+        ToolCall("c1", "list_tasks", "{}"),
+        ToolCall("c2", "get_calendar_events", "{}"),
+        "Done.",
+        ToolCall("c3", "search_notes", json.dumps({"query": "pricing"})),
+        "Same.",
+    ]
+    engine, sent = _scripted(store, replies, **options)
     chat = store.create_chat(user)
     asyncio.run(engine.run(user, chat.id, "What should I work on today?"))
     asyncio.run(engine.run(user, chat.id, "And my notes about pricing?"))
