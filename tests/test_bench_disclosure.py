@@ -121,7 +121,8 @@ def test_earlier_results_are_recaps_on_the_progressive_side_only(monkeypatch: py
         1 - sent["per_call"] / sent["full"], abs=1e-4
     )
     assert s["cached_tokens"]["progressive"] > 0
-    assert parts["progressive"]["system"] == parts["full"]["system"]
+    # the same context; the full peer's also says how to open the compressed results it comes to have
+    assert parts["progressive"]["system"] <= parts["full"]["system"]
     assert 0 < parts["progressive"]["results_earlier"] < parts["full"]["results_earlier"] / 3
     alike = sum(v for k, v in parts["progressive"].items() if not k.startswith("results_"))
     assert s["reduction_ceiling"] == pytest.approx(1 - alike / s["tokens_sent"]["full"], abs=1e-4)

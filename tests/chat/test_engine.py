@@ -21,6 +21,7 @@ from tierwise.chat.events import (
     ToolCallStart,
     UsageEvent,
 )
+from tierwise.chat.housekeeping import RETRIEVAL_GUIDE
 from tierwise.memory.persist import ChatMemory
 from tierwise.providers import ModelResponse, ProviderError, TextDelta, with_fallback
 from tierwise.providers.base import Event, ModelRequest
@@ -543,6 +544,10 @@ async def test_context_sources_and_tool_extras_reach_the_pack_and_the_tools(stor
     assert report["profile"]["tokens"] > 0 and report["location"]["tokens"] > 0
 
 
+def _offered(request: ModelRequest) -> list[str]:
+    return [d["function"]["name"] for d in request.tools]
+
+
 async def test_a_big_tool_result_is_stored_as_a_blob_and_sent_whole_while_the_chat_fits(store: Store) -> None:
     @tool(tier="detail")
     def export_report() -> str:
@@ -562,6 +567,9 @@ async def test_a_big_tool_result_is_stored_as_a_blob_and_sent_whole_while_the_ch
     assert stored.message["role"] == "tool" and "sha256:" in (stored.content or "")
     digest = (stored.content or "").split("sha256:")[1][:64]
     assert store.get_blob(user, digest).decode().startswith("Line 0:")
-    later = model.requests[2].messages
-    assert later[: len(model.requests[1].messages)] == model.requests[1].messages  # as sent: cached
+    later, earlier = model.requests[2].messages, model.requests[1].messages
+    assert later[1 : len(earlier)] == earlier[1:]  # as sent: cached
+    # the stored blob gives the chat a past: open_blob joins the tools, its guide the system prompt
+    assert later[0]["content"] == earlier[0]["content"] + "\n\n" + RETRIEVAL_GUIDE
+    assert "open_blob" in _offered(model.requests[2]) and "open_blob" not in _offered(model.requests[1])
     assert "Line 59:" in "\n".join(str(m.get("content")) for m in later) and digest not in str(later)

@@ -151,10 +151,9 @@ def test_seed_dialogue(world: World) -> None:
     assert "Q4 Product Launch" in text and "Marathon Training" in text and "Old Website" not in text
 
     calls, text = world.turn(chat, "I want to work on the Q4 launch project")
-    # the details without every task, then the top open ones: no result too large to read whole
-    assert _names(calls) == ["get_project_details", "list_tasks"]
-    assert _args(calls[0]) == {"project_id": world.ids["q4"]}
-    assert _args(calls[1]) == {"project_id": world.ids["q4"], "sort_by": "priority", "limit": 5}
+    # seed 000 §4.3's one call: the details with the first open tasks, abbreviated
+    assert _names(calls) == ["get_project_details"]
+    assert _args(calls[0]) == {"project_id": world.ids["q4"], "include_tasks": True}
     assert text.startswith("**Q4 Product Launch** · active") and "Top open tasks" in text
     recorded = [c.tool_name for c in world.store.list_tool_calls(world.user, chat)]
     assert recorded.count("get_task_details") == 1  # never a detail call per listed item

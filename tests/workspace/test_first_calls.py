@@ -155,3 +155,56 @@ def test_a_title_given_as_an_id_finds_the_task(sample: Sample) -> None:
     result = sample.call("get_task_details", task_id="webhook system")
     assert not result.success and "Implement webhook system" in result.content
     assert get_counter().count(result.content) < 200  # was: 2,771 tokens of unrelated tasks
+
+
+def test_project_details_with_tasks_add_a_small_page_of_open_tasks(sample: Sample) -> None:
+    """Seed 000 §4.3's ``get_project_details(include_tasks=true)``: one call, "still abbreviated".
+
+    Before: every task of the project with its previews and project name (20 rows, ~1,900 tokens more
+    than the details alone); the offline assistant made a second call to keep results readable.
+    """
+    projects, _ = sample.data("search_projects", status="active")
+    for p in projects["projects"]:
+        alone, base = sample.data("get_project_details", project_id=p["id"])
+        data, tokens = sample.data("get_project_details", project_id=p["id"], include_tasks=True)
+        tasks = data["project"]["tasks"]
+        assert tasks and tokens - base <= 420, (p["name"], tokens - base)
+        assert all(t["status"] != "done" for t in tasks)
+        assert not any({"description_preview", "project_name"} & set(t) for t in tasks)
+        first, _ = sample.data("list_tasks", project_id=p["id"])  # the list's own order
+        n = min(len(tasks), len(first["tasks"]))
+        assert [t["id"] for t in tasks][:n] == [t["id"] for t in first["tasks"]][:n]
+        open_count = first["total"]
+        if len(tasks) < open_count:
+            n = len(tasks)
+            said = f"the first {n} of {open_count} open tasks (list_tasks(project_id, offset={n})"
+            assert said in data["message"]
+        assert {k: v for k, v in data["project"].items() if k != "tasks"} == alone["project"]
+
+
+def test_action_results_say_no_false_hints(sample: Sample) -> None:
+    """A created or updated task reads like a list row: ``has_subtasks: false`` … are left out."""
+    created, _ = sample.data("create_task", title="Call the bank")
+    updated, _ = sample.data("update_task", task_id=created["task"]["id"], updates={"priority": "high"})
+    for task in (created["task"], updated["task"]):
+        assert not [k for k, v in task.items() if v is False and k.startswith(("has_", "is_"))], task
+        assert task["title"] == "Call the bank"
+    assert updated["task"]["priority"] == "high" and updated["changed"] == ["priority"]
+
+
+def test_a_task_in_full_lists_its_subtasks_abbreviated(sample: Sample) -> None:
+    """One task in full, its subtasks as a list shows them (they were whole records: checklists,
+    notes, timestamps; 1,600 tokens for a task with four), like its dependencies and parent."""
+    listed, _ = sample.data("list_tasks", query="API documentation portal", status=["in_progress"])
+    data, tokens = sample.data("get_task_details", task_id=listed["tasks"][0]["id"])
+    task = data["task"]
+    assert task["subtasks"] and task["details"]  # the task itself is whole
+    for sub in task["subtasks"]:
+        assert {"id", "title", "status"} <= set(sub) <= {
+            "id", "title", "status", "priority", "start_date", "duration_minutes", "description_preview"
+        }  # fmt: skip
+        assert len(sub.get("description_preview", "")) <= 101
+    assert "get_task_details(task_id) for one in full" in data["message"]
+    assert tokens <= TOOLS["get_task_details"].result_tokens
+    whole = sample.ws.task_details(sample.user, task["id"], now=NOW)["subtasks"]
+    assert [s["id"] for s in whole] == [s["id"] for s in task["subtasks"]]

@@ -104,7 +104,7 @@ _FIRST = {"task_id": ("list_tasks", "tasks", "API documentation"), "project_id":
         ("search_projects", {}, 0.3),
         ("search_notes", {"query": "pricing"}, 0.3),
         ("get_calendar_events", {}, 0.5),
-        ("get_task_details", {"task_id": None}, 0.15),
+        ("get_task_details", {"task_id": None}, 0.3),  # its subtasks were already abbreviated
         ("get_project_details", {"project_id": None, "include_tasks": True}, 0.25),
         ("get_note_details", {"note_id": None}, 0.6),
     ],

@@ -241,7 +241,7 @@ def test_get_project_details_options(env: Env) -> None:
     ][0]
     assert len(project["notes"]) == 1 and project["phases"] == []
     assert "brain_dumps" not in project
-    assert "1 tasks" in data["message"]
+    assert "1 open task." in data["message"]
 
 
 def test_get_note_details(env: Env) -> None:

@@ -19,7 +19,8 @@ and sample workspace (scale 1, fixed date):
 
 "Tokens sent" is the exact prompt size (``o200k_base``, messages + tool definitions) of every model
 call, summed; the budget (200k) cuts none. Reported against seed 000 §7.1: the reduction, the detail
-rate as detail calls ÷ list calls, the initial context (the first prompt's system text) with and
+rate as detail calls ÷ list calls (its §5.1's tiers: :data:`SEED_LIST`, :data:`SEED_DETAIL`), the
+initial context (the first prompt's system text) with and
 without the tool schemas; each target met or missed, and by how much. Tool latency: every tool through
 the executor on workspaces of scale 1, 10 and 100 in a SQLite file, p50/p95.
 """
@@ -53,6 +54,8 @@ from tierwise.tools import Tool, ToolRegistry
 from tierwise.workspace.app import assistant_engine
 from tierwise.workspace.assistant import OfflineAssistant
 from tierwise.workspace.calendar import LocalCalendar
+from tierwise.workspace.calendar_tools import abbreviated_event
+from tierwise.workspace.calendar_tools import window as calendar_window
 from tierwise.workspace.context import WorkspaceContext
 from tierwise.workspace.repository import Profile, Workspace
 from tierwise.workspace.sample import generate_workspace
@@ -77,6 +80,12 @@ MODES = ("progressive", "every_tool", "per_call", "full", "full_context")
 """The contenders: as shipped (the chat's toolbox); the same with every tool on every call, and with
 each call offered only its own; full records from the tools (same context, every tool); and full
 records in the context too (the old comparison)."""
+SEED_LIST = ("list_tasks", "search_projects", "search_notes", "get_calendar_events")
+"""Seed 000 §5.1's "Tier 1: LIST/SEARCH Tools (use first)": the list calls of §7.1's detail rate.
+Our tools' own ``tier`` (seed 001's grouping) files ``get_calendar_events`` under calendar; that
+count is reported beside the headline, labelled."""
+SEED_DETAIL = ("get_task_details", "get_project_details", "get_note_details")
+"""Seed 000 §5.1's "Tier 2: DETAIL Tools"."""
 VARIANTS = ("every_tool", "per_call")
 """The progressive side's labelled variants (how its tools are offered)."""
 
@@ -183,19 +192,51 @@ def _full_records(tool_: Tool) -> Tool:
             ]
         if "notes" in result:
             result["notes"] = [ws.note_details(user, n["id"]) for n in result["notes"]]
+        task = result.get("task")
+        if isinstance(task, dict) and task.get("subtasks"):  # its subtasks in full too
+            result["task"] = {**task, "subtasks": ws.task_details(user, task["id"], now=now)["subtasks"]}
+        project = result.get("project")
+        if isinstance(project, dict) and "tasks" in project:  # a project's tasks: the same rows
+            project["tasks"] = [ws.task_details(user, t["id"], now=now) for t in project["tasks"]]
+        if "events" in result:
+            result["events"] = _full_events(ctx, ws, user, now, kwargs, result["events"])
         return result
 
     return dataclasses.replace(tool_, function=run)
 
 
+def _full_events(
+    ctx: Any, ws: Workspace, user: str, now: datetime, asked: dict[str, Any], shown: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The events shown, as the calendar has them (seed 001 abbreviates them: description, attendees)."""
+    zone = ws.profile(user).zone
+    start, end = calendar_window(asked.get("timeMin"), asked.get("timeMax"), zone, now)
+    calendar = ctx.extras.get("calendar") or LocalCalendar(ctx.store)
+    whole = {(o.event_id, abbreviated_event(o, zone)["start"]): o for o in calendar.events(user, start, end)}
+    full = []
+    for event in shown:
+        found = whole.get((event["id"], event["start"]))
+        record = {k: v for k, v in event.items() if not k.startswith("has_") and k != "description_preview"}
+        full.append(
+            event
+            if found is None
+            else record
+            | {"description": found.description, "attendees": list(found.attendees), "uid": found.uid}
+            | {"timezone": found.timezone}
+        )
+    return full
+
+
 def full_tools() -> list[Tool]:
     """The twelve tools as a design without progressive disclosure has them: full records.
 
-    Lists return full records, and every result is re-sent whole on each later call (no recaps: the
+    Lists — seed 000 §5.1's Tier 1, calendar events included — and the tasks in a task's or project's
+    details return full records, and every result is re-sent whole on each later call (no recaps: the
     whole conversation, as a user without tierwise sends it).
     """
     tools = [dataclasses.replace(t, recap=None) for t in workspace_tools()]
-    return [_full_records(t) if t.name in LIST_TOOLS else t for t in tools]
+    listed = (*LIST_TOOLS, "get_calendar_events", "get_task_details", "get_project_details")
+    return [_full_records(t) if t.name in listed else t for t in tools]
 
 
 class FullContext(WorkspaceContext):
@@ -388,8 +429,9 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
     prog = runs["progressive"]["requests"]
     sent = {mode: sum(r["tokens_sent"] for r in runs[mode]["requests"]) for mode in runs}
     calls = [name for r in prog for name in r["tools"]]
-    detail = sum(1 for n in calls if tiers.get(n) == "detail")
-    listed = sum(1 for n in calls if tiers.get(n) == "list")
+    detail = sum(1 for n in calls if n in SEED_DETAIL)
+    listed = sum(1 for n in calls if n in SEED_LIST)
+    list_tier = sum(1 for n in calls if tiers.get(n) == "list")  # without get_calendar_events
     starts = _starts(prog)
     firsts = [r["first"] for r in starts]
     initial = {
@@ -452,6 +494,8 @@ def _summary(runs: dict[str, dict[str, Any]], latency: Sequence[dict[str, Any]])
         "detail_calls": detail,
         "list_calls": listed,
         "detail_per_list": per_list,
+        "list_tier_calls": list_tier,
+        "detail_per_list_tier": round(detail / list_tier, 3) if list_tier else 0.0,
         "detail_share": round(detail / len(calls), 3) if calls else 0.0,
         "tool_errors": sum(r["tool_errors"] for r in prog),
         "answered": sum(1 for r in prog if r["done"] == "answer"),

@@ -86,13 +86,11 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SYSTEM = (
     "You are a concise, calm assistant. Answer in short paragraphs or short lists.\n"
-    "Context comes in layers: a narrative of the conversation, one-line headers of its earlier "
-    "segments (S1, S2, …), summaries of some, and the most recent messages in full. When you need "
-    "an earlier part verbatim, call recall_segments with its ids (summary first, full only if "
-    "needed). Compressed tool results show a sha256; open_blob reads them in full.\n"
-    "Keep the narrative current with update_narrative when the objective or plan changes, and "
-    "record_decision when the user decides something."
+    "Keep the conversation's narrative current with update_narrative when the objective or plan "
+    "changes, and record_decision when the user decides something."
 )
+"""The default system prompt; how to recall earlier segments joins it once the chat has some
+(:func:`~tierwise.chat.housekeeping.guided`)."""
 
 _MAX_CACHED_CHATS = 64
 _SENTINEL = object()
@@ -107,7 +105,8 @@ class ChatEngine:
         tools: the application's tools (the four housekeeping tools are added unless
             ``memory_tools=False``).
         budget: the prompt budget; its ``reserve`` is the answer's ``max_tokens``.
-        system: the system prompt.
+        system: the system prompt (how to use recall_segments and open_blob is added while they
+            are offered: :func:`~tierwise.chat.housekeeping.guided`).
         model: the model to ask for (default: the provider's).
         max_steps: model calls per turn at most; the last one is made without tools.
         guard: the cost guard (limits, spend ledger); ``None`` means no limits.
@@ -392,7 +391,7 @@ class ChatEngine:
                     chat.pack,
                     budget,
                     turn_recap(current, self.registry),  # lists the turn moved on from
-                    system=self.system,
+                    system=housekeeping.guided(self.system, definitions),
                     tools=definitions,
                     band=band,
                     health=health,

@@ -38,13 +38,29 @@ from tierwise.tools.definition import Tool, ToolContext, tool
 if TYPE_CHECKING:
     from tierwise.memory.engine import Memory
 
-__all__ = ["MEMORY_TOOL_NAMES", "RETRIEVAL_TOOL_NAMES", "memory_tools", "offered"]
+__all__ = [
+    "MEMORY_TOOL_NAMES",
+    "RETRIEVAL_GUIDE",
+    "RETRIEVAL_TOOL_NAMES",
+    "guided",
+    "memory_tools",
+    "offered",
+]
 
 _NO_MEMORY = "error: this tool needs the chat's memory, which this executor was not given"
 
 MEMORY_TOOL_NAMES = ("recall_segments", "open_blob", "update_narrative", "record_decision")
 RETRIEVAL_TOOL_NAMES = ("recall_segments", "open_blob")
 """The tools that bring back what is no longer in the prompt: offered once there is something."""
+
+RETRIEVAL_GUIDE = (
+    "## Memory\n"
+    "Earlier parts of the chat show as a narrative and one-line headers of segments (S1, S2, …), "
+    "some with summaries: recall_segments brings one back (summary first, full only if needed). "
+    "A compressed tool result shows a sha256: open_blob reads it in full."
+)
+"""How to use the retrieval tools: added to the system prompt only while they are offered
+(:func:`guided`)."""
 
 _BLOB_MARK = "(open with open_blob)]"
 _HAS_PAST: WeakKeyDictionary[Memory, bool] = WeakKeyDictionary()  # once true, true for good
@@ -172,3 +188,23 @@ def offered(definitions: Sequence[dict[str, Any]], memory: Memory | None) -> lis
     if has_past(memory):
         return list(definitions)
     return [d for d in definitions if d.get("function", {}).get("name") not in RETRIEVAL_TOOL_NAMES]
+
+
+def guided(system: str, definitions: Sequence[dict[str, Any]], guide: str | None = RETRIEVAL_GUIDE) -> str:
+    r"""``system`` with ``guide`` after it while a retrieval tool is among ``definitions``.
+
+    Instructions travel with the tools they are about: a chat with nothing to recall is neither
+    offered ``recall_segments`` nor told about it (about 40 tokens on every call, and an invitation
+    to call a tool it does not have). The guide joins when the tools do (:func:`offered`), and
+    stays, so the prompt's front changes once, at the same call as the tool list.
+
+    Example:
+        >>> guided("Be brief.", [{"function": {"name": "open_blob"}}], "## Memory")
+        'Be brief.\n\n## Memory'
+        >>> guided("Be brief.", [{"function": {"name": "update_narrative"}}], "## Memory")
+        'Be brief.'
+    """
+    names = {d.get("function", {}).get("name") for d in definitions}
+    if not guide or names.isdisjoint(RETRIEVAL_TOOL_NAMES):
+        return system
+    return f"{system}\n\n{guide}" if system else guide

@@ -22,7 +22,7 @@ from tierwise.workspace.repository import parse_moment
 from tierwise.workspace.tools import _clamp, _offset, _showing, session
 from tierwise.workspace.views import PREVIEW_LIMITS, preview
 
-__all__ = ["CALENDAR_TOOLS", "abbreviated_event"]
+__all__ = ["CALENDAR_TOOLS", "abbreviated_event", "window"]
 
 _DEFAULT_DAYS = 7
 _MAX_WINDOW_DAYS = 92
@@ -63,9 +63,14 @@ def abbreviated_event(event: Occurrence, zone: Any) -> dict[str, Any]:
     return record
 
 
-def _window(
+def window(
     time_min: str | None, time_max: str | None, zone: Any, now: datetime, days: int = _DEFAULT_DAYS
 ) -> tuple[datetime, datetime]:
+    """The window a calendar tool reads, at most 92 days.
+
+    From ``time_min`` (default: now) to ``time_max`` (default: ``days`` on; a bare end date
+    includes that whole day).
+    """
     start = parse_moment(time_min, zone, "timeMin") if time_min else now
     end = parse_moment(time_max, zone, "timeMax") if time_max else start + timedelta(days=days)
     if time_max and len(time_max.strip()) == 10:  # a bare end date includes that whole day
@@ -97,7 +102,7 @@ def get_calendar_events(
     """Calendar events, abbreviated."""
     ws, user, now = session(ctx)
     zone = ws.profile(user).zone
-    start, end = _window(timeMin, timeMax, zone, now)
+    start, end = window(timeMin, timeMax, zone, now)
     events = _calendar(ctx).events(user, start, end)
     shown = events[offset : offset + _clamp(1, 100)(limit)]
     return fit_page(
@@ -127,7 +132,7 @@ def find_available_slots(
     ws, user, now = session(ctx)
     profile = ws.profile(user)
     zone = profile.zone
-    start, end = _window(timeMin, timeMax, zone, now)
+    start, end = window(timeMin, timeMax, zone, now)
     busy = _calendar(ctx).busy(user, start, end)
     slots = free_slots(
         busy,
@@ -176,7 +181,10 @@ def schedule_task(
     duration_minutes: Annotated[int | None, Field(ge=5, le=1440)] = None,
     recurrence_pattern: Literal["daily", "weekdays", "weekly", "biweekly", "monthly"] | None = None,
 ) -> dict[str, Any]:
-    """Put a task on the calendar (a linked event, optionally recurring)."""
+    """Put a task on the calendar (a linked event, maybe recurring); says what it overlaps.
+
+    No time given: find_available_slots first.
+    """
     ws, user, now = session(ctx)
     profile = ws.profile(user)
     task = ws.task_details(user, task_id.strip(), include_subtasks=False, now=now)

@@ -46,12 +46,8 @@ bullets, one question at a time.
 1. List/search tools return previews: use them first, even when the user names an item.
 2. Detail tools (get_*_details) return everything: only for one item the user asks about, whose \
 full text you need, or that you will change; never for every item of a list.
-3. Say what an action changed. find_available_slots before schedule_task; times are local.
-Ids come from tool results (task_…, proj_…, note_…); never invent one.
-
-## Memory
-Earlier parts of the chat show as a narrative and segments (S1, S2, …): recall_segments brings one \
-back; open_blob reads a compressed tool result."""
+3. Say what an action changed; times are local.
+Ids come from the context or tool results (task_…, proj_…, note_…); never invent one."""
 
 _INSTRUCTIONS = {
     "project": (

@@ -66,6 +66,7 @@ from tierwise.workspace.queries import OPEN_TASK_STATUSES
 from tierwise.workspace.recaps import RECAPS
 from tierwise.workspace.repository import Workspace
 from tierwise.workspace.similar import or_similar
+from tierwise.workspace.views import PREVIEW_LIMITS, preview
 
 __all__ = ["LIST_TOOLS", "WORKSPACE_STRATEGIES", "WORKSPACE_TOOL_NAMES", "workspace_tools"]
 
@@ -264,7 +265,7 @@ def get_task_details(
     include_subtasks: bool = True,
     include_project_context: bool = False,
 ) -> dict[str, Any]:
-    """One task in full: texts, subtasks, dependencies, project."""
+    """One task in full: texts, dependencies, project; subtasks abbreviated."""
     ws, user, now = session(ctx)
     asked = task_id.strip()
     ready = _prefetched(ctx, "task", asked) if include_subtasks and not include_project_context else None
@@ -282,10 +283,25 @@ def get_task_details(
             now=now,
         ),
     )
-    return {
-        "task": task,
-        "message": "Complete task details loaded including full descriptions and relationships.",
-    }
+    message = "Complete task details loaded including full descriptions and relationships."
+    if task.get("subtasks"):  # one task in full; its subtasks like its dependencies, abbreviated
+        task = {**task, "subtasks": [_subtask(s) for s in task["subtasks"]]}
+        message += " Subtasks abbreviated: get_task_details(task_id) for one in full."
+    return {"task": task, "message": message}
+
+
+def _subtask(record: dict[str, Any]) -> dict[str, Any]:
+    """A subtask of a task's details as a list shows it (seed 000 §2.3's 100-character preview)."""
+    keys = ("id", "title", "status", "priority", "start_date", "duration_minutes")
+    short = {k: record[k] for k in keys if record.get(k) is not None}
+    described = preview(record.get("description"), PREVIEW_LIMITS["task_description"])
+    return short | ({"description_preview": described} if described else {})
+
+
+_PROJECT_TASKS = 10
+_PROJECT_TASKS_TOKENS = 400
+"""A project's details with ``include_tasks`` show its first open tasks, in list order, as titles and
+dates in at most this many tokens (seed 001: "abbreviated task list even in detail view")."""
 
 
 @tool(tier="detail", result_tokens=1200)
@@ -297,10 +313,10 @@ def get_project_details(
     include_notes: bool = False,
     include_brain_dumps: bool = False,
 ) -> dict[str, Any]:
-    """One project in full; its tasks, notes, brain dumps (abbreviated) if asked."""
+    """One project in full; its first open tasks, notes, brain dumps (abbreviated) if asked."""
     ws, user, now = session(ctx)
     asked = project_id.strip()
-    defaults = include_phases and not (include_tasks or include_notes or include_brain_dumps)
+    defaults = include_phases and not (include_notes or include_brain_dumps)
     ready = _prefetched(ctx, "project", asked) if defaults else None
     project = ready or or_similar(
         ws,
@@ -311,20 +327,55 @@ def get_project_details(
         lambda: ws.project_details(
             user,
             asked,
-            include_tasks=include_tasks,
             include_phases=include_phases,
             include_notes=include_notes,
             include_brain_dumps=include_brain_dumps,
             now=now,
         ),
     )
+    tasks = ""
+    if include_tasks:
+        project, tasks = _with_open_tasks(ws, user, project, now)
     parts = [
-        f"{len(project[k])} {k.replace('_', ' ')}"
-        for k in ("tasks", "phases", "notes", "brain_dumps")
-        if k in project
+        f"{len(project[k])} {k.replace('_', ' ')}" for k in ("phases", "notes", "brain_dumps") if k in project
     ]
+    parts += [tasks] if tasks else []
     extra = f" with {', '.join(parts)}" if parts else ""
     return {"project": project, "message": f"Complete project details loaded{extra}."}
+
+
+def _with_open_tasks(
+    ws: Workspace, user: str, project: dict[str, Any], now: datetime
+) -> tuple[dict[str, Any], str]:
+    """``project`` with its first open tasks (a page fitted to :data:`_PROJECT_TASKS_TOKENS`).
+
+    The order is list_tasks' own (overdue and due soon, then priority); the records are list
+    previews without their texts or the project's name, which the project already says.
+    """
+    tasks, total = ws.list_tasks(
+        user,
+        project_id=project["id"],
+        status=OPEN_TASK_STATUSES,
+        limit=_PROJECT_TASKS,
+        sort_by="due",
+        now=now,
+    )
+    texts = ("description_preview", "details_preview", "project_name")
+    page = fit_page(
+        [{k: v for k, v in lean(t).items() if k not in texts} for t in tasks],
+        key="tasks",
+        budget=_PROJECT_TASKS_TOKENS,
+        total=total,
+        offset=0,
+        message=lambda shown, more: "",
+    )
+    shown = len(page["tasks"])
+    said = (
+        f"{total} open task{'' if total == 1 else 's'}"
+        if shown >= total
+        else f"the first {shown} of {total} open tasks (list_tasks(project_id, offset={shown}) for more)"
+    )
+    return {**project, "tasks": page["tasks"]}, said
 
 
 @tool(tier="detail", result_tokens=500)
@@ -376,7 +427,8 @@ def create_task(
         now=now,
     )
     where = f" in {task['project_name']}" if "project_name" in task else ""
-    return {"task": task, "message": f"Created task '{task['title']}' ({task['id']}){where}."}
+    message = f"Created task '{task['title']}' ({task['id']}){where}."
+    return {"task": lean(task), "message": message}  # no false hints: a new task has none of them
 
 
 @tool(tier="action", result_tokens=250)
@@ -385,7 +437,7 @@ def update_task(ctx: ToolContext, task_id: str, updates: TaskUpdates) -> dict[st
     ws, user, now = session(ctx)
     task, changed = ws.update_task(user, task_id.strip(), updates.model_dump(exclude_none=True), now=now)
     what = ", ".join(changed) if changed else "nothing (the values were already set)"
-    return {"task": task, "changed": changed, "message": f"Updated '{task['title']}': {what}."}
+    return {"task": lean(task), "changed": changed, "message": f"Updated '{task['title']}': {what}."}
 
 
 @tool(tier="action")

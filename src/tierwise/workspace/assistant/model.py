@@ -73,7 +73,6 @@ _ID_ARG = {"task": "task_id", "project": "project_id", "note": "note_id"}
 _MAX_STEPS = 7
 _CHUNK = 6_000  # bytes of a stored result read per open_blob call (well under a turn's whole-result limit)
 _MAX_CHUNKS = 5
-_TOP_TASKS = 5  # open tasks shown under a project's details
 
 
 class _Next(Exception):
@@ -390,12 +389,13 @@ class _Planner:
             if shown is not None:
                 return shown
         tool = _DETAIL_TOOL[item.kind]
-        step = self.done(tool, **{_ID_ARG[item.kind]: item.id})
+        extra = {"include_tasks": True} if item.kind == "project" else {}  # seed 000 §4.3, example 2
+        step = self.done(tool, **{_ID_ARG[item.kind]: item.id}, **extra)
         if step is None:
-            return self.call(tool, **{_ID_ARG[item.kind]: item.id})
+            return self.call(tool, **{_ID_ARG[item.kind]: item.id}, **extra)
         if step.error:
             return render_error(step, f"open {item.title}")
-        return self._with_top_tasks(step, item) if item.kind == "project" else render(step, self.view.now)
+        return render(step, self.view.now)
 
     def preview(self, item: Item) -> str | ToolCall | None:
         """``item`` shown from its preview (a list's abbreviated record), searched for if not at hand.
@@ -410,20 +410,6 @@ class _Planner:
                 return None
             item = found
         return render_preview(item.kind, item.record, self.view.now) if is_preview(item) else None
-
-    def _with_top_tasks(self, step: Step, item: Item) -> str | ToolCall:
-        """A project's details and its top open tasks, asked for apart.
-
-        Details with every task run to ~14 kB on a big project: a stored result the assistant would
-        read back in three ``open_blob`` calls.
-        """
-        tasks = self.done("list_tasks", project_id=item.id, sort_by="priority", limit=_TOP_TASKS)
-        if tasks is None:
-            return self.call("list_tasks", project_id=item.id, sort_by="priority", limit=_TOP_TASKS)
-        data = dict(step.data or {})
-        if isinstance(data.get("project"), dict) and not tasks.error and tasks.data:
-            data["project"] = {**data["project"], "tasks": tasks.data.get("tasks") or []}
-        return render(Step(step.name, step.arguments, data), self.view.now)
 
     def _list_projects(self) -> str | ToolCall:
         args = {"status": self.intent.project_status, "query": " ".join(keywords(self.intent.subject)[:5])}
