@@ -444,7 +444,7 @@ def test_which_tasks_are_overdue_counts_them_all_on_the_sample_workspace() -> No
     generate_workspace(store, user, today=date(2026, 11, 23))
     clock = lambda: datetime(2026, 11, 23, 10, 30, tzinfo=UTC)  # noqa: E731
     context = WorkspaceContext(store, clock=clock)
-    late = len(context.overdue(user, clock()))
+    late = context.overdue(user, clock())[1]
     engine = ChatEngine(
         store, OfflineAssistant(), tools=workspace_tools(), context=context, tool_extras={"clock": clock}
     )

@@ -101,6 +101,26 @@ def test_calendar_and_global_context(env: Env) -> None:
     assert "Design review" in cal_text and "Offsite" in cal_text
 
 
+def test_the_overview_leads_with_the_most_important_overdue_tasks(env: Env) -> None:
+    """All overdue tasks are counted; the five shown are the highest priority, then the oldest (they
+    were the five oldest of the 50 earliest dated: old chores before this week's deadlines)."""
+    for i in range(55):  # old, low-priority chores
+        env.ws.create_task(
+            env.user, title=f"Chore {i}", start_date=f"2026-09-{1 + i % 28:02d}", priority="low"
+        )
+    urgent = [
+        env.ws.create_task(env.user, title=f"Launch blocker {i}", start_date="2026-11-20", priority="high")[
+            "id"
+        ]
+        for i in range(2)
+    ]
+    glob = str(_source(env).layers(env.user)[1].content)
+    assert "### Overdue: 57 task(s) (first 5, by priority)" in glob
+    lines = [line for line in glob.splitlines() if line.startswith("- [")]
+    assert all(u in "\n".join(lines[:2]) for u in urgent) and lines[0].startswith("- [high] Launch blocker")
+    assert len(lines) == 5 and all(line.startswith("- [low] Chore") for line in lines[2:])
+
+
 def test_missing_entity_falls_back_to_the_overview(env: Env) -> None:
     layers = _source(env).layers(env.user, "project", "proj_gone")
     text = str(layers[-1].content)

@@ -252,8 +252,8 @@ class FullContext(WorkspaceContext):
         projects, _ = self.workspace.search_projects(user_id, status="active", limit=8)
         full = [self.workspace.project_details(user_id, p["id"], now=now) for p in projects]
         overdue = [
-            self.workspace.task_details(user_id, t["id"], now=now) for t in self.overdue(user_id, now)
-        ][:5]
+            self.workspace.task_details(user_id, t["id"], now=now) for t in self.overdue(user_id, now)[0]
+        ]
         return "## Overview (full records)\n" + json.dumps(
             {"projects": full, "overdue": overdue}, ensure_ascii=False
         )

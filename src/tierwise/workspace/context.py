@@ -268,22 +268,27 @@ class WorkspaceContext:
             + more
         )
 
-    def overdue(self, user_id: str, now: datetime) -> list[dict[str, Any]]:
-        """Open tasks whose start has passed, oldest first (among the 50 earliest dated open tasks)."""
-        tasks, _ = self.workspace.list_tasks(
+    def overdue(
+        self, user_id: str, now: datetime, limit: int = _TOP_TASKS
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Overdue open tasks: the first ``limit``, highest priority first (then the oldest), and the count.
+
+        Before, the overview showed the five oldest of the 50 earliest dated tasks: months-old medium
+        chores ahead of this week's high-priority ones, and a count that stopped at 50.
+        """
+        return self.workspace.list_tasks(
             user_id,
             status=("backlog", "in_progress", "blocked"),
-            has_date=True,
-            sort_by="start_date",
-            limit=50,
+            overdue=True,
+            sort_by="priority",
+            limit=limit,
             now=now,
         )
-        return [t for t in tasks if t["is_overdue"]]
 
     def overview(self, user_id: str, profile: Profile, now: datetime) -> str:
         """Active projects, overdue tasks, and today's events — counts and titles only."""
         projects, total = self.workspace.search_projects(user_id, status="active", limit=8)
-        overdue = self.overdue(user_id, now)
+        overdue, late = self.overdue(user_id, now)
         local = now.astimezone(profile.zone)
         day_end = local.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
         today = [e for e in self.calendar.events(user_id, now, day_end) if not e.all_day]
@@ -294,10 +299,9 @@ class WorkspaceContext:
         ]
         if total > len(projects):
             lines.append(f"- … {total - len(projects)} more (search_projects)")
-        lines.append(f"\n### Overdue: {len(overdue)} task(s)" + (" (first 5)" if len(overdue) > 5 else ""))
-        lines += [
-            f"- [{t['priority']}] {t['title']} (since {t['start_date']}) · {t['id']}" for t in overdue[:5]
-        ]
+        shown = f" (first {len(overdue)}, by priority)" if late > len(overdue) else ""
+        lines.append(f"\n### Overdue: {late} task(s){shown}")
+        lines += [f"- [{t['priority']}] {t['title']} (since {t['start_date']}) · {t['id']}" for t in overdue]
         lines.append(f"\n### Rest of today: {len(today)} event(s)")
         lines += [f"- {_when(e.start, profile.zone)} {e.summary}" for e in today[:6]]
         return "\n".join(lines)
