@@ -188,7 +188,12 @@ def _scripted(store: Store, replies: list[str | ToolCall], **options: Any) -> tu
         sent.append(_names(list(request.tools)))
         return next(answers)
 
-    engine = assistant_engine(
+    return _engine(store, model, **options), sent
+
+
+def _engine(store: Store, model: Any, **options: Any) -> Any:
+    """The assistant's engine over ``model`` (a function of the request), at a fixed clock."""
+    return assistant_engine(
         store,
         FunctionModel(model),
         budget=Budget(window=60_000),
@@ -196,7 +201,6 @@ def _scripted(store: Store, replies: list[str | ToolCall], **options: Any) -> tu
         title_provider=None,
         **options,
     )
-    return engine, sent
 
 
 def test_the_engine_offers_per_step_and_the_escape_reaches_a_withheld_tool(sample: tuple[Store, str]) -> None:
@@ -214,14 +218,7 @@ def test_the_engine_offers_per_step_and_the_escape_reaches_a_withheld_tool(sampl
             return ToolCall("c2", "search_projects", "{}")
         return "done"
 
-    engine = assistant_engine(
-        store,
-        FunctionModel(model),
-        budget=Budget(window=60_000),
-        clock=lambda: NOW,
-        title_provider=None,
-        tool_offering=WorkspaceOffering(),
-    )
+    engine = _engine(store, model, tool_offering=WorkspaceOffering())
     chat = store.create_chat(user)
     result = asyncio.run(engine.run(user, chat.id, "What's on my calendar today?"))
     assert result.done.reason == "answer" and len(seen) == 3

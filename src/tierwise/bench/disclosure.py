@@ -80,7 +80,7 @@ MODES = ("progressive", "every_tool", "per_call", "full", "full_context")
 """The contenders: as shipped (the chat's toolbox); the same with every tool on every call, and with
 each call offered only its own; full records from the tools (same context, every tool); and full
 records in the context too (the old comparison)."""
-SEED_LIST = ("list_tasks", "search_projects", "search_notes", "get_calendar_events")
+SEED_LIST = (*LIST_TOOLS, "get_calendar_events")
 """Seed 000 §5.1's "Tier 1: LIST/SEARCH Tools (use first)": the list calls of §7.1's detail rate.
 Our tools' own ``tier`` (seed 001's grouping) files ``get_calendar_events`` under calendar; that
 count is reported beside the headline, labelled."""
@@ -235,8 +235,7 @@ def full_tools() -> list[Tool]:
     whole conversation, as a user without tierwise sends it).
     """
     tools = [dataclasses.replace(t, recap=None) for t in workspace_tools()]
-    listed = (*LIST_TOOLS, "get_calendar_events", "get_task_details", "get_project_details")
-    return [_full_records(t) if t.name in listed else t for t in tools]
+    return [_full_records(t) if t.name in (*SEED_LIST, *SEED_DETAIL) else t for t in tools]
 
 
 class FullContext(WorkspaceContext):
