@@ -19,6 +19,8 @@ from tierwise.chat.events import ToolCallStart
 from tierwise.providers.base import ModelRequest, ToolCall
 from tierwise.store import Store
 from tierwise.workspace.assistant import OFFLINE_HINT, OfflineAssistant
+from tierwise.workspace.assistant.answers import render
+from tierwise.workspace.assistant.reading import Step
 from tierwise.workspace.calendar import LocalCalendar
 from tierwise.workspace.context import WorkspaceContext
 from tierwise.workspace.repository import Workspace
@@ -133,9 +135,10 @@ def world() -> Iterator[World]:
 def test_seed_dialogue(world: World) -> None:
     chat = world.chat()
     calls, text = world.turn(chat, "What are my high priority tasks for the Q4 launch?")
-    assert _names(calls) == ["search_projects", "list_tasks"]
-    assert _args(calls[1])["project_id"] == world.ids["q4"]
-    assert _args(calls[1])["priority"] == ["high"]
+    # seed 000 §4.3's first call: the overview lists the project with its id, so no search first
+    assert _names(calls) == ["list_tasks"]
+    assert _args(calls[0])["project_id"] == world.ids["q4"]
+    assert _args(calls[0])["priority"] == ["high"]
     assert "- [high] Design API documentation portal · in progress · 2026-11-20 (overdue)" in text
     assert "Implement webhook system" in text and "Pricing page copy" not in text
     assert text.endswith("Ask about any of them for details.")
@@ -159,11 +162,26 @@ def test_seed_dialogue(world: World) -> None:
     assert recorded.count("get_task_details") == 1  # never a detail call per listed item
 
 
+def test_a_project_the_overview_does_not_list_is_searched(world: World) -> None:
+    # the overview lists active projects with their ids; a paused one is found by a search
+    calls, _ = world.turn(world.chat(), "What are my tasks for the old website project?")
+    assert _names(calls)[0] == "search_projects"
+    assert _args(calls[-1])["project_id"] == world.ids["site"]
+
+
 def test_details_search_first_when_nothing_was_listed(world: World) -> None:
-    calls, text = world.turn(world.chat(), "Tell me more about the API documentation task")
+    calls, text = world.turn(world.chat(), "Tell me more about the webhook system task")
     assert _names(calls) == ["list_tasks", "get_task_details"]
-    assert _args(calls[0])["query"] == "api documentation"
-    assert _args(calls[1])["task_id"] == world.ids["api"]
+    assert _args(calls[0])["query"] == "webhook system"
+    assert _args(calls[1])["task_id"] == world.ids["webhook"]
+    assert "Implement webhook system" in text
+
+
+def test_details_of_a_task_the_overview_lists_need_no_search(world: World) -> None:
+    # the API task is overdue: the overview lists it with its id, as a model would read it
+    calls, text = world.turn(world.chat(), "Tell me more about the API documentation task")
+    assert _names(calls) == ["get_task_details"]
+    assert _args(calls[0])["task_id"] == world.ids["api"]
     assert "Design API documentation portal" in text
 
 
@@ -213,8 +231,8 @@ def test_free_slot(world: World) -> None:
 def test_create_task(world: World) -> None:
     message = "add a task to the Q4 launch project: write release notes, high priority, due Friday"
     calls, text = world.turn(world.chat(), message)
-    assert _names(calls) == ["search_projects", "create_task"]
-    assert _args(calls[1]) == {
+    assert _names(calls) == ["create_task"]  # the project's id is in the overview
+    assert _args(calls[0]) == {
         "title": "Write release notes",
         "project_id": world.ids["q4"],
         "priority": "high",
@@ -317,7 +335,7 @@ def test_sample_workspace_dialogue() -> None:
     world = World(store, Workspace(store), user, {}, engine)
     chat = world.chat()
     calls, text = world.turn(chat, "What are my high priority tasks for the Q4 launch?")
-    assert _names(calls) == ["search_projects", "list_tasks"] and "[high]" in text
+    assert _names(calls) == ["list_tasks"] and "[high]" in text
     calls, text = world.turn(chat, "Tell me more about the API documentation task")
     assert _names(calls)[-1] == "get_task_details" and "API documentation" in text
     calls, text = world.turn(chat, "Show me my active projects")
@@ -348,6 +366,21 @@ def _answer(request: ModelRequest) -> tuple[str, list[ToolCall]]:
     return response.text, response.tool_calls
 
 
+def test_list_answers_say_what_they_left_out() -> None:
+    # a page of 4 of 6 projects once answered "Projects (6)" with four bullets and nothing more
+    projects = [{"id": f"proj_{n}", "name": f"P{n}", "status": "active"} for n in range(4)]
+    text = render(Step("search_projects", {}, {"projects": projects, "total": 6, "has_more": True}), NOW)
+    assert "**Projects** (6):" in text and "- … and 2 more" in text
+    events = [{"summary": f"E{n}", "start": "2026-11-24 09:00", "end": "2026-11-24 10:00"} for n in range(14)]
+    text = render(Step("get_calendar_events", {}, {"events": events, "total": 20}), NOW)
+    assert "- … and 8 more" in text  # 12 shown of the calendar's 20, not of the page's 14
+    tasks = [{"id": "task_1", "title": "T", "status": "backlog", "priority": "low"}]
+    text = render(Step("list_tasks", {}, {"tasks": tasks, "has_more": True}), NOW)
+    assert "- … and more on the next page" in text
+    text = render(Step("search_projects", {}, {"projects": projects, "total": 4}), NOW)
+    assert "more" not in text.split("\n\n")[0]
+
+
 def test_tool_choice_none_answers_with_text() -> None:
     text, calls = _answer(_request([{"role": "user", "content": "list my tasks"}], tool_choice="none"))
     assert calls == [] and "couldn't finish" in text and OFFLINE_HINT in text
@@ -357,6 +390,7 @@ def test_missing_tool_answers_with_text() -> None:
     request = ModelRequest([{"role": "user", "content": "show my active projects"}], [])
     text, calls = _answer(request)
     assert calls == [] and "search_projects" in text and "TIERWISE_BASE_URL" in text
+    assert "came with none" in text and "`tierwise chat`" in text  # and where it would work
 
 
 def test_empty_history() -> None:

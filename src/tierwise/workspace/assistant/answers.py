@@ -15,7 +15,7 @@ from typing import Any
 
 from tierwise.workspace.assistant.reading import Step
 
-__all__ = ["SHOWN", "render", "render_error", "render_preview", "task_line"]
+__all__ = ["SHOWN", "more_line", "render", "render_error", "render_preview", "task_line"]
 
 SHOWN = 10
 """How many items a list answer shows."""
@@ -74,6 +74,16 @@ def render(step: Step, now: datetime, label: str = "") -> str:
     return text
 
 
+def more_line(shown: int, total: Any, *, has_more: Any = False) -> list[str]:
+    """The bullet that says a list answer left items out (``- … and N more``), or none.
+
+    ``total`` is the result's count; without one, ``has_more`` (a next page) still gets a bullet.
+    """
+    if isinstance(total, int) and not isinstance(total, bool):
+        return [f"- … and {total - shown} more"] if total > shown else []
+    return ["- … and more on the next page"] if has_more else []
+
+
 def _rows(data: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
     rows = data.get(key)
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
@@ -84,6 +94,7 @@ def _r_tasks(data: Mapping[str, Any], now: datetime, label: str) -> str:
     if not tasks:
         return "No tasks matched."
     lines = [f"**Tasks** ({data.get('total', len(tasks))}):"] + [task_line(t) for t in tasks[:SHOWN]]
+    lines += more_line(min(SHOWN, len(tasks)), data.get("total"), has_more=data.get("has_more"))
     return "\n".join(lines) + "\n\nAsk about any of them for details."
 
 
@@ -97,6 +108,7 @@ def _r_projects(data: Mapping[str, Any], now: datetime, label: str) -> str:
         if "completion_percentage" in p:
             line += f" · {p['completion_percentage']}% done · {p.get('active_task_count', 0)} open tasks"
         lines.append(line)
+    lines += more_line(min(SHOWN, len(projects)), data.get("total"), has_more=data.get("has_more"))
     return "\n".join(lines) + "\n\nAsk about any of them, or say which one you want to work on."
 
 
@@ -111,6 +123,7 @@ def _r_notes(data: Mapping[str, Any], now: datetime, label: str) -> str:
         if n.get("content_preview"):
             line += f" — {_short(n['content_preview'], 90)}"
         lines.append(line)
+    lines += more_line(min(8, len(notes)), data.get("total"), has_more=data.get("has_more"))
     return "\n".join(lines) + "\n\nAsk me to open any of them."
 
 
@@ -226,8 +239,7 @@ def _r_events(data: Mapping[str, Any], now: datetime, label: str) -> str:
             )
         extra = f" · {e['location']}" if e.get("location") else ""
         lines.append(f"- {when} {e.get('summary') or 'No title'}{extra}")
-    if len(events) > 12:
-        lines.append(f"- … and {len(events) - 12} more")
+    lines += more_line(min(12, len(events)), data.get("total"), has_more=data.get("has_more"))
     return "\n".join(lines)
 
 
@@ -241,6 +253,7 @@ def _r_slots(data: Mapping[str, Any], now: datetime, label: str) -> str:
         + (" (preferred)" if s.get("preferred") else "")
         for s in slots[:6]
     ]
+    lines += more_line(min(6, len(slots)), data.get("total"), has_more=data.get("has_more"))
     return "\n".join(lines) + "\n\nSay “schedule <task> <day> at <time>” to book one."
 
 

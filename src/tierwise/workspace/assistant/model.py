@@ -87,6 +87,10 @@ class _Stop(Exception):
     """The plan cannot go on (a tool is unavailable, a call would repeat): answer with what there is."""
 
 
+class _NoTools(Exception):
+    """The request offers no tools at all (an OpenAI client on ``/v1`` that sends none)."""
+
+
 # -- the provider ------------------------------------------------------------------------------------
 
 
@@ -139,6 +143,13 @@ class OfflineAssistant(Provider):
 # -- the planner -------------------------------------------------------------------------------------
 
 
+_NO_TOOLS = (
+    "**I couldn't look that up.** I read your workspace through tools ({name} here), and this request "
+    "came with none: an OpenAI client on `/v1` offers me only the tools it sends. Ask in the web chat "
+    "or with `tierwise chat`, where the workspace tools are offered."
+)
+
+
 class _Planner:
     """One request's plan: which call comes next given this turn's results, or the answer."""
 
@@ -156,6 +167,8 @@ class _Planner:
             return need.call
         except _Stop as stop:
             return self._partial(str(stop))
+        except _NoTools as missing:
+            return f"{_NO_TOOLS.format(name=missing)}\n\n{OFFLINE_HINT}"
         return reply
 
     # -- helpers --------------------------------------------------------------------------------------
@@ -166,6 +179,8 @@ class _Planner:
             raise _Stop("tools are not available for this step")
         if name not in self.view.tools:
             asked = [s for s in self.view.steps if s.name == MORE_TOOLS and name in str(s.arguments)]
+            if not self.view.tools:
+                raise _NoTools(name)
             if MORE_TOOLS not in self.view.tools or asked:
                 raise _Stop(f"the {name} tool is not available here")
             name, args = MORE_TOOLS, {"names": [name]}  # withheld: ask for it (offered next step)
@@ -250,7 +265,8 @@ class _Planner:
             what = " or ".join(kinds)
             return f"Which {what} do you mean? Name it (e.g. “the API docs {kinds[0]}”)."
         words = keywords(intent.subject)
-        candidates = [i for i in view.earlier + list(view.current.values()) if i.kind in kinds]
+        shown = view.context_items + view.earlier + list(view.current.values())  # later ones win ties
+        candidates = [i for i in shown if i.kind in kinds]
         best = max(reversed(candidates), key=lambda i: match_score(words, i.title), default=None)
         if best is not None and match_score(words, best.title)[0] >= 0.5:
             return best

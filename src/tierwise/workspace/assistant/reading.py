@@ -28,6 +28,7 @@ __all__ = [
     "Step",
     "answer_items",
     "answer_single",
+    "context_items",
     "in_order",
     "is_preview",
     "match_score",
@@ -160,6 +161,7 @@ class RequestView:
             match = re.search(rf"^## {header}: (.+) \(((?:proj|task)_[A-Za-z0-9]+)\)\s*$", self.system, re.M)
             if match:
                 self.current[kind] = Item(kind, match[2], match[1])
+        self.context_items = context_items(self.system)  # what the overview or location lists, with ids
         users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
         start = users[-1] if users else len(messages)
         self.message = _text(messages[start].get("content")) if users else ""
@@ -223,6 +225,31 @@ class RequestView:
             except ValueError:
                 pass
         return clock().replace(tzinfo=None)
+
+
+_CONTEXT_KINDS = {"proj": "project", "task": "task"}
+
+
+def context_items(system: str) -> list[Item]:
+    """The projects and tasks the system context lists as bullets ending in their id.
+
+    The workspace context writes them as ``- Name · 48% · 15 open tasks · proj_…`` (the overview) and
+    ``- [high] Title (since 2026-11-16 10:00) · task_…`` (overdue and top tasks); a model reads the id
+    there instead of searching for the name.
+    """
+    found: list[Item] = []
+    for line in system.splitlines():
+        if not line.startswith("- ") or " · " not in line:
+            continue
+        parts = line[2:].split(" · ")
+        match = re.fullmatch(r"(proj|task)_[A-Za-z0-9]+", parts[-1].strip())
+        if match is None:
+            continue
+        title = re.sub(r"^\[\w+\] ", "", parts[0])
+        title = re.sub(r" \((?:since )?\d{4}-\d{2}-\d{2}[^)]*\)$", "", title).strip()
+        if title:
+            found.append(Item(_CONTEXT_KINDS[match[1]], match[0], title))
+    return found
 
 
 def in_order(items: list[Item], text: str) -> list[Item]:
