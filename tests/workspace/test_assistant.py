@@ -489,4 +489,7 @@ def test_which_tasks_are_overdue_counts_them_all_on_the_sample_workspace() -> No
     shown = result.text.count("(overdue)")
     assert f"**Overdue tasks** ({late}):" in result.text and f"… and {late - shown} more" in result.text
     assert "0+" not in result.text and late > shown > 0
+    # the most important first, as the overview lists them (was: the oldest, all medium priority)
+    first = result.text.splitlines()[1]
+    assert json.loads(call.arguments)["sort_by"] == "priority" and first.startswith("- [high] "), first
     store.close()

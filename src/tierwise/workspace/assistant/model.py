@@ -357,7 +357,8 @@ class _Planner:
             "query": " ".join(keywords(intent.subject)[:5]),
             "has_date": True if dated else None,
             "overdue": True if intent.overdue and not dated else None,
-            "sort_by": "start_date" if dated or intent.overdue else None,
+            # a window reads in date order; overdue work most important first, as the overview shows it
+            "sort_by": "start_date" if dated else "priority" if intent.overdue else None,
             "limit": 20,
         }
         step = self.done("list_tasks", **{k: v for k, v in args.items() if v not in (None, [], "")})
