@@ -74,14 +74,15 @@ def render(step: Step, now: datetime, label: str = "") -> str:
     return text
 
 
-def more_line(shown: int, total: Any, *, has_more: Any = False) -> list[str]:
+def more_line(shown: int, total: Any, *, has_more: Any = False, at_least: bool = False) -> list[str]:
     """The bullet that says a list answer left items out (``- … and N more``), or none.
 
     ``total`` is the result's count; without one, ``has_more`` (a next page) still gets a bullet.
+    ``at_least``: ``total`` counts only the rows read so far and a next page holds more (``N+``).
     """
-    if isinstance(total, int) and not isinstance(total, bool):
-        return [f"- … and {total - shown} more"] if total > shown else []
-    return ["- … and more on the next page"] if has_more else []
+    if isinstance(total, int) and not isinstance(total, bool) and total > shown:
+        return [f"- … and {total - shown}{'+' if at_least else ''} more"]
+    return ["- … and more on the next page"] if has_more and (at_least or not isinstance(total, int)) else []
 
 
 def _rows(data: Mapping[str, Any], key: str) -> list[dict[str, Any]]:

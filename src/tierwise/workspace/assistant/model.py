@@ -36,7 +36,14 @@ from tierwise.providers.base import Event, ModelRequest, Provider, ToolCall
 from tierwise.providers.testing import PromptCache, reply_events
 from tierwise.tokens import TokenCounter, get_counter
 from tierwise.tools.offering import MORE_TOOLS
-from tierwise.workspace.assistant.answers import SHOWN, render, render_error, render_preview, task_line
+from tierwise.workspace.assistant.answers import (
+    SHOWN,
+    more_line,
+    render,
+    render_error,
+    render_preview,
+    task_line,
+)
 from tierwise.workspace.assistant.intents import OPEN_STATUSES, Intent, keywords, recognise
 from tierwise.workspace.assistant.reading import (
     Item,
@@ -178,9 +185,9 @@ class _Planner:
         if self.view.text_only:
             raise _Stop("tools are not available for this step")
         if name not in self.view.tools:
-            asked = [s for s in self.view.steps if s.name == MORE_TOOLS and name in str(s.arguments)]
             if not self.view.tools:
                 raise _NoTools(name)
+            asked = [s for s in self.view.steps if s.name == MORE_TOOLS and name in str(s.arguments)]
             if MORE_TOOLS not in self.view.tools or asked:
                 raise _Stop(f"the {name} tool is not available here")
             name, args = MORE_TOOLS, {"names": [name]}  # withheld: ask for it (offered next step)
@@ -390,10 +397,7 @@ class _Planner:
         count = total if isinstance(total, int) and not dated else len(tasks)
         lines = [f"**{label}{where}{about}{when}** ({count}{'+' if more else ''}):"]
         lines += [task_line(t, project=not where) for t in tasks[:SHOWN]]
-        if count > min(SHOWN, len(tasks)):
-            lines.append(f"- … and {count - min(SHOWN, len(tasks))}{'+' if more else ''} more")
-        elif more:
-            lines.append("- … and more on the next page")
+        lines += more_line(min(SHOWN, len(tasks)), count, has_more=more, at_least=more)
         return "\n".join(lines) + "\n\nAsk about any of them for details."
 
     def _details(self) -> str | ToolCall:
