@@ -344,7 +344,7 @@ def seen_text(memory: Any, upto: int, layers: Sequence[ContextLayer], registry: 
     """
     parts = [layer.content for layer in layers if isinstance(layer.content, str)]
     recap = history_recap(registry)
-    history = memory.groups(as_given=memory.live_from == 0).messages  # as a pack sends them
+    history = memory.window_groups().messages  # as a pack sends them
     for message in history[memory.live_from : upto]:
         shown = (recap(message) if recap is not None and message.get("role") == "tool" else None) or message
         content = shown.get("content")

@@ -78,7 +78,7 @@ def usage_report(
     for layer in last.layers:
         if layer.kind in _CONTEXT_KINDS:
             context[_CONTEXT_KINDS[layer.kind]] += layer.tokens
-        elif layer.kind == "history":
+        elif layer.kind in ("history", "task"):
             history += layer.tokens
         elif layer.kind == "input":
             current += layer.tokens

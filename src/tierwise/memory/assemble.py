@@ -12,15 +12,26 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tierwise.budget import Budget, PruningBand
+from tierwise.memory.blobs import compressed_sha256
 from tierwise.memory.engine import Form, Memory
+from tierwise.memory.outputs import head_tail
+from tierwise.packing.groups import MessageGroups
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.packer import Packer
 from tierwise.packing.report import Pack
 from tierwise.tokens import REPLY_PRIMING
 
-__all__ = ["pack_text", "pack_turn", "recap_history"]
+__all__ = ["STEP_SHARE", "TURN_SHARE", "pack_text", "pack_turn", "recap_history"]
 
 Recap = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+
+TURN_SHARE = 0.5
+"""A turn in progress larger than this share of what the system prompt and tools leave is packed
+step by step (an agent loop): its completed steps become memory's turns, only the newest is sent whole."""
+
+STEP_SHARE = 0.5
+"""The step being answered may take this share of what the system prompt and tools leave; a result
+that would make it larger keeps its head and tail and says where the rest is."""
 
 
 def pack_turn(
@@ -57,6 +68,16 @@ def pack_turn(
         base.append(ContextLayer("system", "system", system))
     if tools:
         base.append(ContextLayer("tools", "tools", tools))
+    fixed = REPLY_PRIMING + sum(layer.tokens(counter) for layer in base)
+    task = None
+    in_turn: set[int] = set()
+    step = _step_start(memory, current, upto, max(0, budget.available - fixed))
+    if step:  # a step of an agent loop: the turn's completed steps are memory's turns
+        assert upto is not None
+        task, memory.step_turn = upto, upto
+        in_turn = memory.message_ids(upto, upto + step)
+        current = fit_step(memory, current[step:], upto + step, int((budget.available - fixed) * STEP_SHARE))
+        upto += step
     if current:
         base.append(ContextLayer("input", "input", current))
     texts = any(layer.form == "text" for layer in base)
@@ -74,19 +95,73 @@ def pack_turn(
         upto=upto,
         caller=layers,
         max_messages=limit,
+        task=task,
     )
     if recap is not None:
-        chosen = recap_history(chosen, recap)
+        chosen = recap_history(chosen, recap, keep=in_turn)
     return Packer(counter, tail_role=tail_role).pack(
         base + chosen, budget, seed=seed, band=band, health=health
     )
 
 
-def recap_history(layers: Sequence[ContextLayer], recap: Recap) -> list[ContextLayer]:
+def _step_start(memory: Memory, current: Sequence[Mapping[str, Any]], upto: int | None, free: int) -> int:
+    """Where the step being answered starts in ``current`` if the turn is packed step by step, else 0.
+
+    A turn is packed step by step once it has outgrown :data:`TURN_SHARE` of ``free`` (and from then
+    on until it ends, so packs keep their layout), if memory holds it (``upto``: its first message).
+    """
+    if upto is None or len(current) < 2 or upto + len(current) != len(memory.messages):
+        return 0
+    if memory.step_turn != upto:
+        costs = memory.costs[upto : upto + len(current)]
+        if (
+            sum(costs) <= free * TURN_SHARE
+            and sum(map(memory.counter.count_message, current)) <= free * TURN_SHARE
+        ):
+            return 0
+    groups = MessageGroups(current).groups()
+    return groups[-1][0] if groups else 0
+
+
+def fit_step(
+    memory: Memory, step: Sequence[Mapping[str, Any]], at: int, room: int
+) -> Sequence[Mapping[str, Any]]:
+    """The step being answered, whole if it fits ``room``; else each tool result cut to its share.
+
+    A cut result keeps its head and tail; the line between says how much was left out and, for a
+    result memory keeps as a blob (``at``: the step's first message in memory), how to read it.
+    """
+    counter = memory.counter
+    costs = [counter.count_message(m) for m in step]
+    if sum(costs) <= room:
+        return step
+    results = [i for i, m in enumerate(step) if m.get("role") == "tool" and isinstance(m.get("content"), str)]
+    if not results:
+        return step
+    share = max(64, (room - sum(c for i, c in enumerate(costs) if i not in results)) // len(results))
+    out = list(step)
+    for i in results:
+        if costs[i] <= share:
+            continue
+        content = str(step[i].get("content"))
+        sha = (
+            compressed_sha256(memory.messages[at + i].get("content"))
+            if at + i < len(memory.messages)
+            else None
+        )
+        where = f': open_blob(sha256="{sha}") reads all of it' if sha else ""
+        pointer = f"[… {content.count(chr(10)) + 1:,} lines in all, the middle left out{where}]"
+        out[i] = {**step[i], "content": head_tail(content, counter, share - 8, pointer)}
+    return out
+
+
+def recap_history(
+    layers: Sequence[ContextLayer], recap: Recap, *, keep: set[int] | frozenset[int] = frozenset()
+) -> list[ContextLayer]:
     """``layers`` with the tool results in the history layer replaced by their recaps.
 
-    Only memory's ``history`` layer is changed: the turn in progress travels in the input layer, so
-    a result is always read whole in the turn that asked for it.
+    Only memory's ``history`` layer is changed, and in it not the messages whose ``id()`` is in
+    ``keep`` (the turn in progress): a result is always read whole in the turn that asked for it.
 
     Example:
         >>> history = ContextLayer("history", "history", [
@@ -100,7 +175,9 @@ def recap_history(layers: Sequence[ContextLayer], recap: Recap) -> list[ContextL
     out: list[ContextLayer] = []
     for layer in layers:
         if layer.kind == "history" and layer.form == "messages" and not isinstance(layer.content, str):
-            messages = [recap(m) or m if m.get("role") == "tool" else m for m in layer.content]
+            messages = [
+                recap(m) or m if m.get("role") == "tool" and id(m) not in keep else m for m in layer.content
+            ]
             if any(new is not old for new, old in zip(messages, layer.content, strict=True)):
                 layer = ContextLayer(
                     layer.id,

@@ -36,6 +36,7 @@ from tierwise.memory.digest import (
     extract_pointers,
     summarize_content,
 )
+from tierwise.memory.outputs import excerpt
 from tierwise.memory.scrub import Scrubber
 from tierwise.tokens import TokenCounter
 
@@ -47,6 +48,7 @@ __all__ = [
     "InMemoryBlobStore",
     "UnknownBlobError",
     "compress_tool_result",
+    "compressed_sha256",
     "extract_entities",
     "extract_pointers",
     "open_blob",
@@ -180,6 +182,8 @@ class CompressedToolResult:
     entities: tuple[str, ...]
     pointers: tuple[str, ...]
     tool: str = ""
+    excerpt: str = ""
+    lines: int = 0
 
     def render(self) -> str:
         """The compact text a pack carries; the full hash lets the model call ``open_blob``.
@@ -191,8 +195,13 @@ class CompressedToolResult:
             [tool result list_tasks · 14.2 kB · blob sha256:abab...abab (open with open_blob)] 12 tasks. ...
         """
         name = f" {_clip(self.tool, 60)}" if self.tool else ""
-        parts = [f"[tool result{name} · {_size(self.blob.size)} · blob sha256:{self.blob.sha256}"]
+        lines = f" · {self.lines:,} lines" if self.lines > 1 else ""
+        parts = [f"[tool result{name} · {_size(self.blob.size)}{lines} · blob sha256:{self.blob.sha256}"]
         parts[0] += " (open with open_blob)]"
+        if self.excerpt:  # text output: its telling lines, in order (memory/outputs.py)
+            if self.pointers:
+                parts.append(f"Pointers: {', '.join(self.pointers)}.")
+            return " ".join(parts) + "\n" + self.excerpt
         if self.summary:
             parts.append(self.summary)
         if self.entities:
@@ -213,6 +222,7 @@ def compress_tool_result(
     *,
     threshold_tokens: int = 400,
     summary_tokens: int = 60,
+    excerpt_tokens: int = 200,
     scrubber: Scrubber | None = None,
 ) -> str | CompressedToolResult:
     """``content`` itself if it is small; otherwise store it and return its compressed form.
@@ -224,6 +234,8 @@ def compress_tool_result(
         counter: counts tokens for the threshold and the summary cap.
         threshold_tokens: outputs of at most this many tokens are returned unchanged.
         summary_tokens: the summary's cap in tokens.
+        excerpt_tokens: a text output's excerpt cap (its failures, tail, head and outline lines:
+            :func:`~tierwise.memory.outputs.excerpt`); JSON is summarised by its shape instead.
         scrubber: redacts the summary; entities and pointers it finds anything in are left out.
 
     Returns:
@@ -252,7 +264,36 @@ def compress_tool_result(
         pointers = tuple(p for p in pointers if not scrubber.scrub(p).findings)
     mime = "application/json" if data is not _NOT_JSON else "text/plain; charset=utf-8"
     ref = store.put(raw, mime=mime, summary=summary, entities=entities)
-    return CompressedToolResult(ref, summary, entities, pointers, tool_name)
+    cut, lines = "", 0
+    if data is _NOT_JSON and excerpt_tokens > 0:
+        cut = excerpt(
+            content if len(content) <= 4 * _SCAN_CHARS else content[-4 * _SCAN_CHARS :],
+            counter,
+            excerpt_tokens,
+        )
+        cut = scrubber.scrub(cut).text if scrubber is not None else cut
+        lines = content.count("\n") + 1
+    return CompressedToolResult(ref, summary, entities, pointers, tool_name, cut, lines)
+
+
+_RENDERED = re.compile(r"\[tool result[^\]\n]* · blob sha256:([0-9a-f]{64}) \(open with open_blob\)\]")
+
+
+def compressed_sha256(content: object) -> str | None:
+    """The blob hash if ``content`` is a rendered :class:`CompressedToolResult`, else ``None``.
+
+    Memory never compresses such a text again (its blob would hash the compressed form).
+
+    Example:
+        >>> compressed_sha256(f"[tool result cat · 6.8 kB · blob sha256:{'ab' * 32} (open with open_blob)] …")
+        'abababababababababababababababababababababababababababababababab'
+        >>> compressed_sha256("plain output") is None
+        True
+    """
+    if not isinstance(content, str) or not content.startswith("[tool result"):
+        return None
+    match = _RENDERED.match(content)
+    return match.group(1) if match else None
 
 
 _COPY_HASH = "Copy the 64 hex digits after 'sha256:' from the '[tool result … blob sha256:…]' line."

@@ -60,19 +60,35 @@ def plan_step(
     groups: MessageGroups,
     target: int,
     max_messages: int | None = None,
-) -> int:
-    """The latest start ≥ ``live_from`` whose working memory ``[start, end)`` fits ``target`` tokens.
+    whole: MessageGroups | None = None,
+    whole_target: int = 0,
+    start_on_user: bool = True,
+) -> tuple[int, int]:
+    """Where working memory ``[start, end)`` starts after a step, and from where it is sent whole.
 
-    The start falls on a whole tool-call group and, where one exists, on a user message; with
-    ``max_messages``, working memory also holds at most that many messages. If not even the newest
-    group fits, working memory is that group alone.
+    Returns ``(start, whole_from)``: the latest start ≥ ``live_from`` whose working memory fits
+    ``target`` tokens, the newest groups costed as ``whole`` sends them (large tool results as given)
+    while they fit ``whole_target``, the older ones as ``groups`` does (compressed). The start falls
+    on a whole tool-call group and, with ``start_on_user`` and where one exists, on a user message (in
+    a step of an agent loop the turn's task is sent apart, so it need not); with ``max_messages``,
+    working memory also holds at most that many messages. If not even the newest group fits, working
+    memory is that group alone, compressed.
     """
-    first, _ = groups.newest(end, stop=live_from, budget=max(0, target), max_messages=max_messages)
+    whole_from, spent = end, 0
+    if whole is not None and whole_target > 0:
+        whole_from, spent = whole.newest(
+            end, stop=live_from, budget=min(whole_target, max(0, target)), max_messages=max_messages
+        )
+    rest = None if max_messages is None else max(0, max_messages - (end - whole_from))
+    first, _ = groups.newest(whole_from, stop=live_from, budget=max(0, target - spent), max_messages=rest)
     if first == end:  # not even the newest group fits: keep just that group
         first, _ = groups.newest(end, stop=live_from, max_groups=1)
-    begin, _ = groups.start_on("user", first, end)
-    start = max(live_from, begin if begin < end else first)
+    start = first
+    if start_on_user:
+        begin, _ = groups.start_on("user", first, end)
+        start = begin if begin < end else first
+    start = max(live_from, start)
     log.info(
         "compaction step: working memory from turn %d -> %d (target %d tokens)", live_from, start, target
     )
-    return start
+    return start, max(whole_from, start)

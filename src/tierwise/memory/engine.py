@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from tierwise.budget import Budget
 from tierwise.memory.analysis import Analysis, analyse, searchable
-from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result
+from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result, compressed_sha256
 from tierwise.memory.compaction import CompactionEvent, plan_step
 from tierwise.memory.frame import Frame, headers_text, summaries_text
 from tierwise.memory.frame import layers_cost as _cost
@@ -35,6 +35,7 @@ from tierwise.memory.frame import updated as _updated
 from tierwise.memory.gate import PastGate
 from tierwise.memory.keyphrases import Vocabulary
 from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label
+from tierwise.memory.outputs import head_tail
 from tierwise.memory.policy import MemoryPolicy
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
@@ -105,6 +106,13 @@ class Memory:
             question_share=self.policy.past_share, statement_share=self.policy.statement_share
         )
         self.frame: Frame | None = None  # the packs' front until the next compaction step
+        self.first_user: int | None = None  # the conversation's first user message (pinned in steps)
+        self.step_turn: int | None = None  # the turn packed step by step (memory/assemble.py)
+        self._call_names: dict[str, str] = {}  # tool call id → the tool's name (for its result)
+        self.whole_from = 0  # from here on, packs send messages as given (a large result whole) …
+        self.whole_cap: int | None = None  # … unless it is over this many tokens (set at a step)
+        self._window: tuple[tuple[int, int | None, int], MessageGroups] | None = None
+        self._pinned: tuple[tuple[Any, ...], ContextLayer | None] | None = None
         self._resuming = False  # the next step keeps working memory if it fits (Memory.resume)
         self.backlog = False  # the head was made while a backlog of trios waited (Memory._settle)
 
@@ -141,8 +149,10 @@ class Memory:
         compressed). ``tokens``: the message's count, if known (a stored message's), so it is not
         counted again; ignored if memory changes the message. ``analysis``: likewise, its stored one.
         """
-        given = given if given is not None else message
-        message, original = self.compress(message), message
+        if given is None:  # a caller that compressed it passes it as given: never compressed twice
+            given, message, original = message, self.compress(message), message
+        else:
+            original = message
         tokens, analysis = (tokens, analysis) if message is original else (None, None)
         base = turn_from_message(message, len(self.turns), at=at)
         turn = Turn(
@@ -171,6 +181,11 @@ class Memory:
             message, tokens = {**message, "name": _name(turn.speaker)}, None
         if turn.analysis is None:  # made once: the segmenter, the gate and the index read it
             turn = replace(turn, analysis=analyse(searchable(turn.text, turn.extra)))
+        if self.first_user is None and turn.role == "user":
+            self.first_user = turn.index
+        for call in message.get("tool_calls") or ():  # what a result's tool is called, by call id
+            if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
+                self._call_names[str(call.get("id"))] = str(call["function"].get("name") or "")[:60]
         self.turns.append(turn)
         self.messages.append(message)
         self.costs.append(self.counter.count_message(message) if tokens is None else tokens)
@@ -298,8 +313,11 @@ class Memory:
         content = message.get("content")
         if self.blobs is None or message.get("role") != "tool" or not isinstance(content, str):
             return message
+        if compressed_sha256(content) is not None:  # compressed already (a stored message, say)
+            return message
+        name = message.get("name") or self._call_names.get(str(message.get("tool_call_id")))
         result = compress_tool_result(
-            str(message.get("name") or "tool"),
+            str(name or "tool"),
             content,
             self.blobs,
             self.counter,
@@ -409,6 +427,65 @@ class Memory:
             self._groups = MessageGroups(self.messages, self.costs)
         return self._groups
 
+    def message_ids(self, start: int, end: int) -> set[int]:
+        """The ``id()`` of messages ``[start, end)``, in memory's form and as given."""
+        out = {id(m) for m in self.messages[start:end]}
+        out.update(id(self._given[i][0]) for i in range(start, end) if i in self._given)
+        return out
+
+    def window_groups(self) -> MessageGroups:
+        """Messages as packs send them: compressed before :attr:`whole_from`, as given from it on.
+
+        A message memory compressed (a large tool result) is sent as given from ``whole_from`` on
+        unless it is over :attr:`whole_cap` tokens. Before the first compaction step ``whole_from``
+        is 0 and there is no cap: the conversation as given.
+        """
+        key = (self.whole_from, self.whole_cap, len(self.messages))
+        if self._window is not None and self._window[0] == key:
+            return self._window[1]
+        if not self._given or self.whole_from >= len(self.messages):
+            groups = self.groups()
+        elif self.whole_from == 0 and self.whole_cap is None:
+            groups = self.groups(as_given=True)
+        else:
+            messages, costs = list(self.messages), list(self.costs)
+            cap = self.whole_cap
+            for i, (message, cost) in self._given.items():
+                if i >= self.whole_from and (cap is None or cost <= cap):
+                    messages[i], costs[i] = message, cost
+            groups = MessageGroups(messages, costs)
+        self._window = (key, groups)
+        return groups
+
+    def _task_layer(self, task: int | None, room: int) -> ContextLayer | None:
+        """In a step of a turn (``task``: its user message), the user messages working memory lost.
+
+        The conversation's first user message and the turn's, each cut to its share of
+        ``policy.task_share`` (head and tail, with the segment that holds it whole), as user
+        messages in their order, sent between the head and working memory.
+        """
+        if task is None:
+            return None
+        pinned = tuple(sorted(i for i in {self.first_user, task} if i is not None and i < self.live_from))
+        key = (pinned, room)
+        if self._pinned is not None and self._pinned[0] == key:
+            return self._pinned[1]
+        layer = None
+        if pinned:
+            cap = max(64, int(room * self.policy.task_share) // len(pinned))
+            messages = []
+            for i in pinned:
+                message = self.messages[i]
+                content = message.get("content")
+                if isinstance(content, str) and self.costs[i] > cap:
+                    where = self._excerpt_label(self.turns[i]).strip("[]").split(" · ")[0]
+                    pointer = f"[… part of this message left out: recall_segments {where} full reads it]"
+                    message = {**message, "content": head_tail(content, self.counter, cap - 8, pointer)}
+                messages.append(message)
+            layer = ContextLayer("task", "task", messages, guaranteed=True, truncatable=False)
+        self._pinned = (key, layer)
+        return layer
+
     def layers(
         self,
         query: str | None,
@@ -419,6 +496,7 @@ class Memory:
         upto: int | None = None,
         caller: Sequence[ContextLayer] = (),
         max_messages: int | None = None,
+        task: int | None = None,
     ) -> list[ContextLayer]:
         """Memory's layers for one pack, sized to fit ``budget`` minus ``reserved`` tokens.
 
@@ -438,6 +516,11 @@ class Memory:
                 head are held as they were at the last step; a changed one is also sent, as it is
                 now, in the tail. They are returned among memory's layers.
             max_messages: most messages working memory may hold (a pruning band's limit).
+            task: a step of a turn in progress is packed (an agent loop's model call): the index of
+                the turn's user message. Its completed steps are memory's turns like any other
+                (``upto`` is the step being answered); working memory need not start on a user
+                message, and the turn's and the conversation's first user messages are sent even
+                when working memory has moved past them (the ``task`` layer).
         """
         counter, policy = self.counter, self.policy
         room = max(0, budget.available - reserved - 8)  # 8: the head message's framing
@@ -445,20 +528,23 @@ class Memory:
         heads = [layer for layer in caller if layer.form == "text" and layer.placement == "head"]
         others = [layer for layer in caller if layer not in heads]
         frame = self.frame
-        groups = self.groups(as_given=frame is None or not frame.stepped)
+        groups = self.window_groups()
         window = groups.cost_between(self.live_from, n) if n else 0
+        pin = self._task_layer(task, room)
+        pinned = pin.tokens(counter) if pin is not None else 0
         if (
             frame is None
             or frame.available != budget.available
             or n < self.live_from
             or (max_messages is not None and n - self.live_from > max_messages)
             or (frame.stepped and window > frame.window)
-            or window + _cost(frame.layers, counter) + _cost(frame.caller.values(), counter) > room
+            or window + pinned + _cost(frame.layers, counter) + _cost(frame.caller.values(), counter) > room
             or (not frame.stepped and window + _cost(heads, counter) > room)
         ):
-            frame = self._step(room, heads, n, window, budget.available, max_messages)
-            groups = self.groups(as_given=not frame.stepped)
+            frame = self._step(room, heads, n, window, budget.available, max_messages, task)
+            groups = self.window_groups()
             window = groups.cost_between(self.live_from, n) if n else 0
+            pin = self._task_layer(task, room)
         out: list[ContextLayer] = list(frame.layers)
         for layer in heads:  # held as at the step; a changed one is also sent now, in the tail
             held = frame.caller.get(layer.id)
@@ -492,6 +578,8 @@ class Memory:
                     rendered[0] = layer.heading + rendered[0]
                     counter.count_joined(rendered, "\n")  # the turns' lines are counted already: cheap
                     out.append(layer)
+        if pin is not None:
+            out.append(pin)
         if start < n:
             out.append(ContextLayer("history", "history", groups.kept(start, n)))
         return out
@@ -504,6 +592,7 @@ class Memory:
         window: int,
         available: int,
         max_messages: int | None,
+        task: int | None = None,
     ) -> Frame:
         """A compaction step: working memory to its low-water mark, the head made anew (see Frame)."""
         counter, policy = self.counter, self.policy
@@ -518,17 +607,25 @@ class Memory:
             and caller_cost + everything <= room
             and (max_messages is None or n <= max_messages)
         ):  # the whole conversation fits: sent as given, nothing added
+            self.whole_from, self.whole_cap = 0, None
             self.frame = Frame(available, False, (), caller, room - caller_cost)
             return self.frame
         head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
-        allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share)))
+        pin_share = policy.task_share if task is not None else 0.0  # at most: see _task_layer
+        allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
         before = self.live_from
-        self.live_from = plan_step(
+        low_water = policy.step_low_water if task is not None else policy.low_water
+        target = allowance if resuming else int(allowance * low_water)
+        self.whole_from, self.whole_cap = 0, int(room * policy.whole_result_share)
+        self.live_from, self.whole_from = plan_step(
             live_from=before,
             end=n,
             groups=self.groups(),
-            target=allowance if resuming else int(allowance * policy.low_water),
+            target=target,
             max_messages=None if max_messages is None else max(1, max_messages // 2),
+            whole=self.window_groups(),
+            whole_target=int(target * policy.whole_share),
+            start_on_user=task is None,
         )
         self.archived_upto = max(self.archived_upto, self.live_from)
         self._settle(older_than=self.live_from)  # summaries are shown once out of working memory
@@ -548,13 +645,13 @@ class Memory:
         if summaries:
             layers.append(ContextLayer("summaries", "summaries", summaries))
         head = _cost(layers, counter)
-        after = self.groups().cost_between(self.live_from, n) if n else 0
+        after = self.window_groups().cost_between(self.live_from, n) if n else 0
+        pin = self._task_layer(task, room)
+        head += pin.tokens(counter) if pin is not None else 0
         cache = 0
         if old is not None:
             cache = _cost(old.layers, counter) + _cost(old.caller.values(), counter) + window
-        event = CompactionEvent(
-            "step", policy.low_water, window, after, before, self.live_from, allowance, cache
-        )
+        event = CompactionEvent("step", low_water, window, after, before, self.live_from, allowance, cache)
         self.events.append(event)
         self.frame = Frame(
             available,

@@ -31,6 +31,10 @@ class MemoryPolicy:
     summaries_share: float = 0.08
     retrieval_share: float = 0.0  # per turn, unless the input asks about what working memory lacks
     low_water: float = 0.15  # a compaction step shrinks working memory to this share of its allowance
+    step_low_water: float = 0.5  # the same for a step of an agent loop (see Memory.layers' task)
+    whole_share: float = 0.7  # of that, the newest groups sent as given (large tool results whole)
+    whole_result_share: float = 0.25  # … unless one result is over this share of the room
+    task_share: float = 0.25  # a turn's task (and the first user message) in an agent loop's steps
     past_share: float = 0.4  # a question opens retrieval: this share of its words missing (gate.py)
     statement_share: float = 0.75  # the same for an input that asks no question
     summary_segments: int = 5

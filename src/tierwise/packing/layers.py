@@ -13,6 +13,7 @@ kind         priority  guaranteed  truncatable  what it holds
 system       1         yes         no           system prompt (tool usage pattern, guardrails)
 tools        1         yes         no           tool definitions (sent as the request's ``tools``)
 input        1         yes         no           the newest user message and the turn in progress
+task         1         yes         no           an agent loop's task, once working memory moved past it
 narrative    2         yes         yes          the always-present story so far (seed 003 layer 0)
 profile      3         no          yes          who the user is and how they work
 location     4         no          yes          the current project / task / calendar, abbreviated
@@ -69,6 +70,7 @@ KIND_ORDER: tuple[str, ...] = (
     "summaries",
     "retrieved",
     "tool_results",
+    "task",
     "history",
     "input",
 )
@@ -77,6 +79,7 @@ DEFAULT_PRIORITY: dict[str, int] = {
     "system": 1,
     "tools": 1,
     "input": 1,
+    "task": 1,
     "narrative": 2,
     "profile": 3,
     "location": 4,
@@ -88,8 +91,8 @@ DEFAULT_PRIORITY: dict[str, int] = {
     "tool_results": 10,
 }
 _UNKNOWN_PRIORITY = 50
-_GUARANTEED = frozenset({"system", "tools", "input", "narrative", "headers"})
-_NOT_TRUNCATABLE = frozenset({"system", "tools", "input"})
+_GUARANTEED = frozenset({"system", "tools", "input", "task", "narrative", "headers"})
+_NOT_TRUNCATABLE = frozenset({"system", "tools", "input", "task"})
 _TAIL = frozenset({"retrieved", "tool_results"})
 
 _TITLES = {

@@ -7,7 +7,7 @@ layers, not tiers, so a tier is the sum of the layers of its kinds:
 ====  ===========  =================================================  ================================
 tier  name         layer kinds                                        what a pruning band caps
 ====  ===========  =================================================  ================================
-1     core         system, tools, input, narrative, headers           nothing: always in the pack
+1     core         system, tools, input, task, narrative, headers     nothing: always in the pack
 2     workspace    profile, location, related (application context)   ``related_items``
 3     referenced   retrieved, tool_results                            ``references`` (full/summary/none)
 4     history      history, summaries                                 ``history_messages``
@@ -44,7 +44,7 @@ class Tier:
 
 TIERS: tuple[Tier, ...] = (
     Tier(1, "core", "always sent: instructions, tools, the question, the story so far",
-         ("system", "tools", "input", "narrative", "headers")),
+         ("system", "tools", "input", "task", "narrative", "headers")),
     Tier(2, "workspace", "on demand: who the user is, where the chat is, related items",
          ("profile", "location", "related")),
     Tier(3, "referenced", "when referenced: recalled turns and compressed tool results",

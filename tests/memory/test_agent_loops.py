@@ -1,0 +1,134 @@
+"""Agent loops: one task, then many tool steps, packed step by step (memory/assemble.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from tierwise.budget import Budget
+from tierwise.memory.assemble import pack_text, pack_turn
+from tierwise.memory.blobs import InMemoryBlobStore, compressed_sha256
+from tierwise.memory.engine import Memory
+from tierwise.tokens import get_counter
+
+SYSTEM = "You are a coding agent. Run one shell command per step."
+TASK = "Fix the proxy bug in requests/adapters.py.\n" + "\n".join(
+    f"Context line {i}: the proxy sends Proxy-Authorization for user{i} but gets 407." for i in range(150)
+)
+
+
+def _file(k: int, lines: int) -> str:
+    return "\n".join(
+        f"{n:>5}  value_{k}_{n} = compute({n}, 'src/module_{k}.py')" for n in range(1, lines + 1)
+    )
+
+
+def _step(k: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    call = {
+        "id": f"c{k}",
+        "type": "function",
+        "function": {"name": "cat", "arguments": json.dumps({"command": f"nl -ba src/module_{k}.py"})},
+    }
+    size = (40, 160, 15, 90, 180)[k % 5]  # the largest, ~3,300 tokens, within its share
+    call_msg = {"role": "assistant", "content": f"THOUGHT: read module {k}.", "tool_calls": [call]}
+    return call_msg, {"role": "tool", "tool_call_id": f"c{k}", "content": _file(k, size)}
+
+
+def _loop(steps: int, budget: int) -> tuple[Memory, list[Any]]:
+    """A task and ``steps`` steps, packed before every model call as the chat engine does."""
+    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore())
+    turn = [{"role": "user", "content": TASK}]
+    memory.add(turn[0])
+    packs = []
+    for k in range(steps):
+        packs.append(pack_turn(memory, Budget(window=budget, reserve=0), turn, system=SYSTEM, upto=0))
+        for message in _step(k):
+            turn.append(message)
+            memory.add(message)
+    return memory, packs
+
+
+def test_a_300_step_loop_at_8k_never_raises_and_keeps_the_task() -> None:
+    memory, packs = _loop(300, 8000)
+    assert len(packs) == 300
+    assert all(p.report.total_tokens <= 8000 for p in packs)
+    assert memory.events, "the loop compacted"
+    for pack in packs[1:]:
+        users = [m for m in pack.messages if m["role"] == "user"]
+        assert users and users[0]["content"].startswith("Fix the proxy bug in requests/adapters.py.")
+        assert users[0]["content"].rstrip().endswith("gets 407.")  # head and tail of a cut task
+
+
+def test_the_step_being_answered_is_sent_whole() -> None:
+    _, packs = _loop(120, 8000)
+    for k, pack in enumerate(packs[1:]):
+        last = pack.messages[-1]
+        assert last["role"] == "tool" and last["content"] == _step(k)[1]["content"]
+
+
+def test_a_result_too_large_for_its_share_keeps_head_and_tail_and_names_its_blob() -> None:
+    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore())
+    huge = _file(9, 3000)
+    turn: list[dict[str, Any]] = [{"role": "user", "content": "Read the module."}]
+    call, _ = _step(9)
+    turn += [call, {"role": "tool", "tool_call_id": "c9", "content": huge}]
+    for message in turn:
+        memory.add(message)
+    pack = pack_turn(memory, Budget(window=8000, reserve=0), turn, system=SYSTEM, upto=0)
+    shown = pack.messages[-1]["content"]
+    assert pack.report.total_tokens <= 8000
+    lines = huge.splitlines()
+    assert shown.startswith(lines[0]) and shown.endswith(lines[-1])
+    assert f'open_blob(sha256="{hashlib.sha256(huge.encode()).hexdigest()}")' in shown
+
+
+def test_recent_steps_stay_whole_after_a_compaction_step() -> None:
+    memory, packs = _loop(60, 8000)
+    assert memory.events
+    text = pack_text(packs[-1])
+    previous = _step(58)[1]["content"]  # the result before the one being answered
+    assert previous in text
+
+
+def test_a_result_is_compressed_once() -> None:
+    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore())
+    log = "\n".join(
+        f"tests/test_{i}.py::test_case FAILED - AssertionError: {i} != {i + 1}" for i in range(400)
+    )
+    compressed = memory.compress({"role": "tool", "tool_call_id": "c1", "content": log})
+    sha = compressed_sha256(compressed["content"])
+    assert sha == hashlib.sha256(log.encode()).hexdigest()
+    # As ChatMemory stores it: memory is given both forms, and a reload gives it the stored form.
+    memory.add(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "pytest", "arguments": "{}"}}
+            ],
+        }
+    )
+    memory.add(compressed, given={"role": "tool", "tool_call_id": "c1", "content": log})
+    memory.add(dict(compressed))
+    assert memory.messages[1] == compressed and memory.messages[2] == compressed
+
+
+def test_a_compressed_log_keeps_its_failures_and_tail() -> None:
+    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore())
+    log = "\n".join(
+        [
+            "============ test session starts ============",
+            *[f"tests/test_{i}.py ....." for i in range(300)],
+            "E   AssertionError: expected 407 to be 200",
+            "FAILED tests/test_proxy.py::test_auth",
+            "======= 1 failed, 300 passed in 3.2s =======",
+        ]
+    )
+    shown = memory.compress({"role": "tool", "tool_call_id": "c1", "name": "pytest", "content": log})[
+        "content"
+    ]
+    assert "[tool result pytest" in shown
+    assert "E   AssertionError: expected 407 to be 200" in shown
+    assert "1 failed, 300 passed" in shown
+    assert get_counter("o200k_base").count(shown) < 400  # under the threshold: never compressed again
