@@ -428,7 +428,7 @@ class Sessions:
         before = len(memory.memory.events)
         pack = memory.pack(
             turn.budget,
-            messages[upto:],
+            conversation[upto:],  # as the client sent it: the step being answered whole, not compressed
             system=turn.system,
             tools=turn.tools,
             upto=upto,
