@@ -337,3 +337,69 @@ def bench_cache_command(
         run_cache_benchmark(data, budgets=plan, encoding=encoding, productivity=productivity, out=out)
     except UserError as exc:
         raise _fail(str(exc)) from None
+
+
+@bench_app.command("agents")
+def bench_agents_command(
+    data: Annotated[
+        Path, typer.Option(help="A directory of agent trajectories (*.json: messages and meta).")
+    ] = Path("../shared/bench/agent-trajectories"),
+    budgets: Annotated[
+        str, typer.Option(help="Budgets (tokens, no reserve), comma-separated.")
+    ] = "8000,16000,32000",
+    limit: Annotated[int | None, typer.Option(help="Replay at most this many trajectories.")] = None,
+    contenders: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated subset of: full history, trim_messages, trim_messages (human|ai), "
+            "tierwise chat, tierwise endpoint (default: all)."
+        ),
+    ] = None,
+    encoding: Annotated[str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")] = DEFAULT_ENCODING,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Also write JSON here, and markdown beside it (e.g. bench/results/agents.json)."),
+    ] = None,
+) -> None:
+    """Agent loops: what each contender sends before every model call of real coding-agent runs."""
+    from tierwise.bench.agents import CONTENDERS, run_agents_benchmark
+
+    try:
+        _check_encoding(encoding)
+        budget_list = _int_list(budgets, "--budgets")
+        if limit is not None and limit < 1:
+            raise InputError("--limit must be at least 1")
+        chosen = [c.strip() for c in contenders.split(",") if c.strip()] if contenders else list(CONTENDERS)
+        unknown = [c for c in chosen if c not in CONTENDERS]
+        if unknown or not chosen:
+            raise InputError(
+                f"unknown contender {unknown[0] if unknown else ''!r}; --contenders takes a comma-separated "
+                f"subset of: {', '.join(CONTENDERS)}"
+            )
+        if any(c.startswith("trim_messages") for c in chosen):
+            try:
+                import langchain_core  # noqa: F401
+            except ImportError:
+                raise InputError(
+                    "the trim_messages contender needs langchain-core (the bench extra): "
+                    "pip install -e '.[bench]', or leave it out with --contenders"
+                ) from None
+        if not data.is_dir():
+            raise InputError(
+                f"no such directory: {data}; pass --data DIR holding the agent trajectories "
+                "(e.g. ../shared/bench/agent-trajectories)"
+            )
+        from rich.console import Console
+
+        with Console(stderr=True).status("replaying") as status:
+            run_agents_benchmark(
+                data,
+                budgets=budget_list,
+                contenders=chosen,
+                encoding=encoding,
+                limit=limit,
+                out=out,
+                progress=lambda text: status.update(f"replaying {text}"),
+            )
+    except UserError as exc:
+        raise _fail(str(exc)) from None
