@@ -107,12 +107,13 @@ def pack_turn(
 def _step_start(memory: Memory, current: Sequence[Mapping[str, Any]], upto: int | None, free: int) -> int:
     """Where the step being answered starts in ``current`` if the turn is packed step by step, else 0.
 
-    A turn is packed step by step once it has outgrown :data:`TURN_SHARE` of ``free`` (and from then
-    on until it ends, so packs keep their layout), if memory holds it (``upto``: its first message).
+    A turn is packed step by step once it has outgrown :data:`TURN_SHARE` of ``free``, and from then
+    on every turn of the conversation (it is an agent loop: packs keep one layout), if memory holds
+    it (``upto``: its first message).
     """
     if upto is None or len(current) < 2 or upto + len(current) != len(memory.messages):
         return 0
-    if memory.step_turn != upto:
+    if memory.step_turn is None:
         costs = memory.costs[upto : upto + len(current)]
         if (
             sum(costs) <= free * TURN_SHARE

@@ -457,16 +457,19 @@ class Memory:
         self._window = (key, groups)
         return groups
 
-    def _task_layer(self, task: int | None, room: int) -> ContextLayer | None:
-        """In a step of a turn (``task``: its user message), the user messages working memory lost.
+    def _task_layer(self, task: int | None, available: int) -> ContextLayer | None:
+        """The user messages of an agent loop that working memory has moved past (the ``task`` layer).
 
-        The conversation's first user message and the turn's, each cut to its share of
-        ``policy.task_share`` (head and tail, with the segment that holds it whole), as user
-        messages in their order, sent between the head and working memory.
+        Once a conversation is packed step by step (:attr:`step_turn`), its first user message, and
+        in a step the turn's (``task``), each cut to its share of ``policy.task_share`` of the
+        budget (head and tail, with the segment that holds it whole), as user messages in their
+        order between the head and working memory. The same on every pack until working memory
+        moves, for the prompt cache.
         """
-        if task is None:
+        if self.step_turn is None:
             return None
         pinned = tuple(sorted(i for i in {self.first_user, task} if i is not None and i < self.live_from))
+        room = available
         key = (pinned, room)
         if self._pinned is not None and self._pinned[0] == key:
             return self._pinned[1]
@@ -530,7 +533,7 @@ class Memory:
         frame = self.frame
         groups = self.window_groups()
         window = groups.cost_between(self.live_from, n) if n else 0
-        pin = self._task_layer(task, room)
+        pin = self._task_layer(task, budget.available)
         pinned = pin.tokens(counter) if pin is not None else 0
         if (
             frame is None
@@ -544,7 +547,7 @@ class Memory:
             frame = self._step(room, heads, n, window, budget.available, max_messages, task)
             groups = self.window_groups()
             window = groups.cost_between(self.live_from, n) if n else 0
-            pin = self._task_layer(task, room)
+            pin = self._task_layer(task, budget.available)
         out: list[ContextLayer] = list(frame.layers)
         for layer in heads:  # held as at the step; a changed one is also sent now, in the tail
             held = frame.caller.get(layer.id)
@@ -611,7 +614,7 @@ class Memory:
             self.frame = Frame(available, False, (), caller, room - caller_cost)
             return self.frame
         head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
-        pin_share = policy.task_share if task is not None else 0.0  # at most: see _task_layer
+        pin_share = policy.task_share if self.step_turn is not None else 0.0  # at most: _task_layer
         allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
         before = self.live_from
         low_water = policy.step_low_water if task is not None else policy.low_water
@@ -646,7 +649,7 @@ class Memory:
             layers.append(ContextLayer("summaries", "summaries", summaries))
         head = _cost(layers, counter)
         after = self.window_groups().cost_between(self.live_from, n) if n else 0
-        pin = self._task_layer(task, room)
+        pin = self._task_layer(task, available)
         head += pin.tokens(counter) if pin is not None else 0
         cache = 0
         if old is not None:

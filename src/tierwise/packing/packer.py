@@ -463,10 +463,13 @@ def _render(
         if c.layer.kind == "system" and c.form == "messages":
             add_messages(c)
     text_message("system", [c.layer.render(c.text) for c in texts if c.layer.placement == "system"])
+    for c in kept:  # an agent loop's task: it changes less often than the head (memory/engine.py)
+        if c.layer.kind == "task" and c.form == "messages":
+            add_messages(c)
     text_message("system", [c.layer.render(c.text) for c in texts if c.layer.placement == "head"])
     inputs: list[_Candidate] = []
     for c in kept:
-        if c.form == "messages" and c.layer.kind != "system":
+        if c.form == "messages" and c.layer.kind not in ("system", "task"):
             if c.layer.kind == "input":
                 inputs.append(c)
             else:
