@@ -58,3 +58,83 @@ def test_bench_locomo_bad_input(tmp_path: Path) -> None:
     bad.write_text("{}", encoding="utf-8")
     result = RUNNER.invoke(app, ["bench", "locomo", "--data", str(bad), "--no-dense"])
     assert result.exit_code == 2 and result.output.startswith("error: ")
+
+
+def agent_transcript() -> list[dict[str, object]]:
+    """A task answered in tool steps, a second question, and a last user message nothing answers yet."""
+    messages: list[dict[str, object]] = [
+        {"role": "system", "content": "You fix code with one shell command per reply."},
+        {"role": "user", "content": "The parser drops the last field; fix it."},
+    ]
+    for n in range(4):
+        arguments = json.dumps({"command": f"grep -n fields pkg/reader_{n}.py"})
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "grep", "arguments": arguments}}
+        messages.append({"role": "assistant", "content": f"Step {n}.", "tool_calls": [call]})
+        output = "\n".join(f"{k}: return fields[:-1]  # row {k} of reader {n}" for k in range(40))
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": output})
+    messages.append({"role": "assistant", "content": "Fixed: reader_3 kept all but the last field."})
+    messages.append({"role": "user", "content": "Which file was it?"})
+    messages.append({"role": "assistant", "content": "pkg/reader_3.py."})
+    messages.append({"role": "user", "content": "Thanks. Anything else to check?"})
+    return messages
+
+
+def test_replay_packs_before_every_model_call(tmp_path: Path) -> None:
+    from tierwise.budget import Budget
+    from tierwise.replay import replay
+    from tierwise.tokens import get_counter
+
+    counter = get_counter()
+    messages = agent_transcript()
+    seen: list[tuple[int, list[dict[str, object]]]] = []
+    report = replay(
+        messages,
+        [None] * len(messages),
+        Budget(window=30_000),
+        counter=counter,
+        on_pack=lambda turn, pack: seen.append((turn, pack.messages)),
+    )
+    answers = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
+    assert [r.turn for r in report.rows] == [*answers, len(messages)]  # and the call the last user waits for
+    assert [turn for turn, _ in seen] == [r.turn for r in report.rows]
+    for row, (turn, sent) in zip(report.rows, seen, strict=True):
+        assert sent == messages[:turn]  # everything fits: the conversation so far, as given
+        assert row.full_tokens == counter.count_messages(messages[:turn]) and row.saved == 0
+        assert row.ms > 0 and len(row.checksum) == 64 and row.within_budget
+    assert report.lost == 0 and report.messages == len(messages) - 1  # the system prompt is not fed
+
+
+def test_replay_packs_the_turn_in_progress_as_the_input(tmp_path: Path) -> None:
+    from tierwise.budget import Budget
+    from tierwise.replay import replay
+    from tierwise.tokens import get_counter
+
+    messages = agent_transcript()
+    packs: dict[int, list[dict[str, object]]] = {}
+    report = replay(
+        messages,
+        [None] * len(messages),
+        Budget(window=1_500),
+        counter=get_counter(),
+        on_pack=lambda turn, pack: packs.__setitem__(turn, pack.messages),
+    )
+    assert report.all_within_budget and report.lost == 0
+    assert packs[2][-1] == messages[1]  # the task, answered first
+    assert packs[10][-1] == messages[9]  # after four tool steps: the step being answered, whole
+    assert packs[len(messages)][-1] == messages[-1]  # the last user message, still to be answered
+
+
+def test_replay_dump_has_one_line_per_model_call(tmp_path: Path) -> None:
+    path = tmp_path / "agent.json"
+    messages = agent_transcript()
+    path.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    dump = tmp_path / "calls.jsonl"
+    result = RUNNER.invoke(app, ["replay", str(path), "--budget", "1500", "--dump", str(dump), "--json"])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert [line["turn"] for line in lines] == [2, 4, 6, 8, 10, 12, 14]
+    for line in lines:
+        assert {"turn", "ms", "tokens", "budget", "checksum", "messages", "tools"} <= set(line)
+        assert line["budget"] == 1500 and line["tokens"] <= 1500 and line["ms"] > 0
+    rows = json.loads(result.output)["rows"]
+    assert [(r["turn"], r["checksum"]) for r in rows] == [(x["turn"], x["checksum"]) for x in lines]

@@ -170,8 +170,8 @@ def replay_command(
     dump: Annotated[
         Path | None,
         typer.Option(
-            help='Write each pack, exactly as it would be sent, as a JSON line: {"turn", "messages", '
-            '"tools", "tokens"}.'
+            help="Write each pack (one per model call), exactly as it would be sent, as a JSON line: "
+            '{"turn", "ms", "tokens", "budget", "checksum", "messages", "tools"}.'
         ),
     ] = None,
     summary_model: Annotated[
@@ -185,7 +185,7 @@ def replay_command(
         ),
     ] = None,
 ) -> None:
-    """Feed a conversation turn by turn; report each pack against the full history."""
+    """Feed a conversation message by message; pack before every model call, against the full history."""
     from tierwise.replay import parse_transcript, replay, replay_summarizer, show_replay
 
     try:
@@ -204,7 +204,7 @@ def replay_command(
                 tools=tools,
                 store=sink,
                 progress=tick,
-                on_pack=write,
+                on_row=write,
                 summarizer=summarizer,
             )
     except UserError as exc:
@@ -221,7 +221,12 @@ def replay_command(
 
 
 def _dump_file(path: Path | None) -> Any:
-    """A context giving ``write(turn, pack)``, which appends the pack to ``path`` as a JSON line."""
+    """A context giving ``write(row, pack)``, which appends the pack to ``path`` as a JSON line.
+
+    A line: ``turn`` (the index of the message the pack precedes: the model call's answer), ``ms``
+    (the pack's build time), ``tokens``, ``budget``, ``checksum``, then the ``messages`` and
+    ``tools`` as sent.
+    """
     from contextlib import contextmanager
 
     import orjson
@@ -239,9 +244,16 @@ def _dump_file(path: Path | None) -> Any:
             raise InputError(f"cannot write --dump {path} ({exc.strerror}); choose a writable path") from None
         with out:
 
-            def write(turn: int, pack: Any) -> None:
-                line = {"turn": turn, "messages": pack.messages, "tools": pack.tools}
-                line["tokens"] = pack.report.total_tokens
+            def write(row: Any, pack: Any) -> None:
+                line = {
+                    "turn": row.turn,
+                    "ms": row.ms,
+                    "tokens": pack.report.total_tokens,
+                    "budget": pack.report.budget,
+                    "checksum": pack.report.checksum,
+                    "messages": pack.messages,
+                    "tools": pack.tools,
+                }
                 out.write(orjson.dumps(line) + b"\n")
 
             yield write

@@ -1,13 +1,19 @@
-"""Replay: feed a conversation turn by turn through memory and the packer, and account for it.
+"""Replay: feed a conversation message by message through memory and the packer, and account for it.
 
-Before each user message reaches the (imaginary) model, the pack is built exactly as the chat engine
-would build it; the replay records its tokens against the full history's, the compaction steps taken,
-and checks that every pack fits the budget and that no message is lost (every message fed is still
-remembered — archived, summarised or retrieved, never deleted).
+Before every model call the pack is built as the chat engine builds it: every message is remembered
+as it arrives (the engine stores first), and before each assistant message — a model call — memory
+packs the turn so far (from the newest user message: the user's message, then the turn's tool calls
+and results) with everything before it as memory's layers (``upto``). A transcript that ends on a
+message nothing answers yet (a user message, a tool result) gets one more pack, for the call that
+would answer it. The replay records each pack's tokens against the full history's (everything
+before the call), its build time, the compaction steps taken, and checks that every pack fits the
+budget and that no message is lost (every message fed is still remembered — archived, summarised or
+retrieved, never deleted).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -28,10 +34,12 @@ __all__ = ["ReplayReport", "ReplayRow", "replay", "replay_summarizer"]
 
 @dataclass(frozen=True)
 class ReplayRow:
-    """One pack: before user message ``turn`` (its index among all messages).
+    """One pack: before message ``turn`` (its index among all messages), the model call it feeds.
 
-    ``prefix`` is how many of its tokens repeat the previous pack from the start (what a provider's
-    prompt cache can serve); ``full_prefix`` the same for the full history.
+    ``turn`` is an assistant message's index, or the transcript's length for the call that would
+    answer its last message. ``prefix`` is how many of its tokens repeat the previous pack from the
+    start (what a provider's prompt cache can serve); ``full_prefix`` the same for the full
+    history. ``ms``: the time memory and the packer took to build it.
     """
 
     turn: int
@@ -43,6 +51,8 @@ class ReplayRow:
     within_budget: bool
     prefix: int = 0
     full_prefix: int = 0
+    ms: float = 0.0
+    checksum: str = ""
 
 
 @dataclass
@@ -121,6 +131,66 @@ def _parse_time(value: Any, index: int) -> datetime | None:
     return at
 
 
+class _Calls:
+    """The packs of one replay: each built, timed, measured against the full history and reported."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        report: ReplayReport,
+        budget: Budget,
+        counter: TokenCounter,
+        system: str | None,
+        tools: Sequence[Mapping[str, Any]],
+        on_pack: Callable[[int, Pack], None] | None,
+        on_row: Callable[[ReplayRow, Pack], None] | None,
+    ) -> None:
+        self.memory, self.report, self.budget, self.counter = memory, report, budget, counter
+        self.system, self.tools = system, tools
+        self.on_pack, self.on_row = on_pack, on_row
+        self.previous: tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
+        self.full_previous = 0
+        self.seen_events = 0
+
+    def pack(self, turn: int, current: Sequence[Mapping[str, Any]], upto: int, full: int) -> None:
+        """Pack ``current`` (remembered from memory's turn ``upto`` on) before message ``turn``.
+
+        ``full`` is the full history's request for the same call (everything before it).
+        """
+        memory, counter = self.memory, self.counter
+        began = time.perf_counter()
+        pack = pack_turn(memory, self.budget, current, system=self.system, tools=self.tools, upto=upto)
+        ms = (time.perf_counter() - began) * 1000
+        if self.on_pack is not None:
+            self.on_pack(turn, pack)
+        prefix = shared_prefix(self.previous, pack.messages, pack.tools, counter)
+        self.previous = (pack.messages, pack.tools)
+        events = memory.events[self.seen_events :]
+        self.seen_events = len(memory.events)
+        self.report.compactions.extend({"turn": turn, **asdict(e)} for e in events)
+        layers: dict[str, int] = {}
+        for layer in pack.report.layers:
+            layers[layer.kind] = layers.get(layer.kind, 0) + layer.tokens
+        total = pack.report.total_tokens
+        row = ReplayRow(
+            turn=turn,
+            pack_tokens=total,
+            full_tokens=full,
+            saved=max(0, full - total),
+            layers=layers,
+            compactions=tuple(e.action for e in events if e.changed),
+            within_budget=total <= self.budget.available,
+            prefix=min(prefix, total),
+            full_prefix=self.full_previous,
+            ms=round(ms, 3),
+            checksum=pack.report.checksum,
+        )
+        self.report.rows.append(row)
+        if self.on_row is not None:
+            self.on_row(row, pack)
+        self.full_previous = full - REPLY_PRIMING  # the next full history repeats all of this one
+
+
 def replay(
     messages: Sequence[Mapping[str, Any]],
     times: Sequence[datetime | None],
@@ -132,8 +202,14 @@ def replay(
     progress: Callable[[int], None] | None = None,
     on_pack: Callable[[int, Pack], None] | None = None,
     summarizer: Summarizer | None = None,
+    on_row: Callable[[ReplayRow, Pack], None] | None = None,
 ) -> ReplayReport:
-    """Feed ``messages`` one by one; pack before every user message (after the first system ones).
+    """Feed ``messages`` one by one; pack before every model call (every assistant message).
+
+    The pack before assistant message ``i`` is memory's, as the chat engine builds it: the turn so
+    far (``messages[start:i]``, ``start`` the newest user message before ``i``) as the input, and
+    what came before it as memory's layers. If the last message is not an assistant's, one more
+    pack is built for the call that would answer it (its ``turn`` is ``len(messages)``).
 
     Args:
         messages: the conversation (leading system messages become the system prompt).
@@ -144,58 +220,38 @@ def replay(
         store: optional ``(add, count)`` pair of callables persisting each message before it is
             packed (the chat store), so the replay can check nothing was lost there either.
         progress: called with the number of messages processed so far.
-        on_pack: called with each user message's index and the pack built before it.
+        on_pack: called with the index of the message each pack precedes, and the pack.
         summarizer: writes the segment summaries (default: extractive); a model summarizer's counts
             go in the report's ``summaries``.
+        on_row: called with each pack's row (its build time and checksum among the rest) and the pack.
     """
-    start = 0
-    while start < len(messages) and messages[start].get("role") in ("system", "developer"):
-        start += 1
-    system = "\n\n".join(str(m.get("content") or "") for m in messages[:start]) or None
+    first = 0
+    while first < len(messages) and messages[first].get("role") in ("system", "developer"):
+        first += 1
+    system = "\n\n".join(str(m.get("content") or "") for m in messages[:first]) or None
     memory = Memory(counter=counter, blobs=InMemoryBlobStore(), summarizer=summarizer)
     report = ReplayReport(budget=budget.available)
     full = (
-        REPLY_PRIMING + counter.count_tools(tools) + sum(counter.count_message(m) for m in messages[:start])
+        REPLY_PRIMING + counter.count_tools(tools) + sum(counter.count_message(m) for m in messages[:first])
     )
-    seen_events = 0
-    previous: tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]] | None = None
-    full_previous = 0
-    for i in range(start, len(messages)):
+    state = _Calls(memory, report, budget, counter, system, tools, on_pack, on_row)
+    start = first  # the turn in progress: from the newest user message
+    for i in range(first, len(messages)):
         message = messages[i]
+        if message.get("role") == "assistant":  # a model call: packed before its answer is known
+            state.pack(i, messages[start:i], start - first, full)
         if store is not None:
             store[0](message, times[i])  # stored before any model sees it
+        memory.add(message, at=times[i])
         full += counter.count_message(message)
         if message.get("role") == "user":
+            start = i
             memory.begin_turn()
-            pack = pack_turn(memory, budget, [message], system=system, tools=tools)
-            if on_pack is not None:
-                on_pack(i, pack)
-            prefix = shared_prefix(previous, pack.messages, pack.tools, counter)
-            previous = (pack.messages, pack.tools)
-            events = memory.events[seen_events:]
-            seen_events = len(memory.events)
-            report.compactions.extend({"turn": i, **asdict(e)} for e in events)
-            layers: dict[str, int] = {}
-            for layer in pack.report.layers:
-                layers[layer.kind] = layers.get(layer.kind, 0) + layer.tokens
-            report.rows.append(
-                ReplayRow(
-                    turn=i,
-                    pack_tokens=pack.report.total_tokens,
-                    full_tokens=full,
-                    saved=max(0, full - pack.report.total_tokens),
-                    layers=layers,
-                    compactions=tuple(e.action for e in events if e.changed),
-                    within_budget=pack.report.total_tokens <= budget.available,
-                    prefix=min(prefix, pack.report.total_tokens),
-                    full_prefix=full_previous,
-                )
-            )
-            full_previous = full - REPLY_PRIMING  # the next full history repeats all of this one
-        memory.add(message, at=times[i])
         report.messages += 1
         if progress is not None:
             progress(i + 1)
+    if len(messages) > first and messages[-1].get("role") != "assistant":  # still waits for an answer
+        state.pack(len(messages), messages[start:], start - first, full)
     # Every message must still be reachable: covered, in order, by exactly one segment.
     covered = 0
     for segment in memory.segments:

@@ -93,10 +93,11 @@ def test_replay_dump_writes_each_pack_as_sent(tmp_path: Any) -> None:
     assert result.exit_code == 0, result.output
     assert "prompt cache:" in result.output
     lines = [json.loads(line) for line in dump.read_text().splitlines()]
-    assert [line["turn"] for line in lines] == list(range(0, 80, 2))
+    assert [line["turn"] for line in lines] == list(range(1, 80, 2))  # before every answer
     for line in lines:
-        assert line["tokens"] == COUNTER.count_messages(line["messages"]) <= 1500
-        assert line["messages"][-1] == messages[line["turn"]] and line["tools"] == []
+        assert line["tokens"] == COUNTER.count_messages(line["messages"]) <= line["budget"] == 1500
+        assert line["messages"][-1] == messages[line["turn"] - 1] and line["tools"] == []
+        assert line["ms"] > 0 and len(line["checksum"]) == 64
     assert lines[1]["messages"] == messages[:3]  # fits: the conversation as given
     bad = CliRunner().invoke(app, ["replay", str(transcript), "--budget", "1500", "--dump", str(tmp_path)])
     assert bad.exit_code == 2 and "is a directory" in bad.output
