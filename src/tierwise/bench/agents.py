@@ -188,46 +188,62 @@ def _segments(memory: Any, offset: int) -> dict[int, str]:
     return {k + offset: seg.id for seg in memory.segments for k in range(seg.first, seg.last + 1)}
 
 
-def _retrieval_tools() -> list[dict[str, Any]]:
+def _retrieval_tools() -> Any:
+    """A registry of memory's two retrieval tools: what an engine without app tools can offer."""
     from tierwise.chat.housekeeping import RETRIEVAL_TOOL_NAMES, memory_tools
     from tierwise.tools import ToolRegistry
 
-    return [
-        d for d in ToolRegistry(memory_tools()).definitions() if d["function"]["name"] in RETRIEVAL_TOOL_NAMES
-    ]
+    return ToolRegistry([t for t in memory_tools() if t.name in RETRIEVAL_TOOL_NAMES])
 
 
 def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workdir: Path) -> Run:
-    """Memory over a real store, packed before each model call the way the chat engine packs."""
+    """Memory over a real store, packed before each model call with the chat engine's own pieces.
+
+    The turn's state is the engine's :class:`~tierwise.chat.turn.TurnState`: its user message's
+    place, and the tool results it reads whole (``ChatEngine._store_tool_results`` stores each
+    result as the engine does and decides that, with the engine's default ``max_result_tokens``);
+    ``ChatEngine._current`` gives the turn so far, ``step_tools`` the tools of each call.
+    """
+    from types import SimpleNamespace
+
     from tierwise.chat import housekeeping
+    from tierwise.chat.engine import ChatEngine
+    from tierwise.chat.trace import Tracer
+    from tierwise.chat.turn import TurnState, step_tools
     from tierwise.memory.persist import ChatMemory, StoreBlobs
     from tierwise.store import Store
+    from tierwise.tools.results import ToolResult
 
     store = Store.open(f"sqlite:///{workdir / 'chat.db'}")
     try:
         user = store.create_user("agent")
         row = store.create_chat(user.id, title=traj.name)
         chat = ChatMemory(store, user.id, row.id, _memory_factory(counter)(StoreBlobs(store, user.id)))
+        engine: Any = SimpleNamespace(budget=budget, max_result_tokens=None)  # ChatEngine's defaults
         messages, offset = traj.messages, traj.system
-        system = "\n\n".join(str(m.get("content") or "") for m in messages[:offset]) or None
-        retrieval = _retrieval_tools()
-        whole_limit = budget.available // 4  # the engine's default max_result_tokens
+        system = "\n\n".join(str(m.get("content") or "") for m in messages[:offset])
+        registry = _retrieval_tools()
         run = Run()
-        start = offset
+        turn = TurnState(user.id, row.id, chat, start=0, tracer=Tracer())
         for i in range(offset, len(messages)):
             message = messages[i]
-            if message.get("role") == "assistant":
-                tools = housekeeping.offered(retrieval, chat.memory)
-                guided = housekeeping.guided(system, tools) if system else system
-                current = _current(chat.memory.messages, messages, start, i, offset, whole_limit, counter)
+            role = message.get("role")
+            if role == "user":
+                turn = TurnState(user.id, row.id, chat, start=len(chat.memory.messages), tracer=Tracer())
+                chat.add(message)
+                chat.memory.begin_turn()
+            elif role == "assistant":
+                turn.steps += 1
+                current = ChatEngine._current(turn)
+                tools = step_tools(registry, None, chat.memory, turn.steps, current, "", None)
                 began = time.perf_counter()
                 try:
                     pack = chat.pack(
                         budget,
                         current,
-                        system=guided,
+                        system=housekeeping.guided(system, tools) or None,
                         tools=tools,
-                        upto=start - offset,
+                        upto=turn.start,
                         record=False,
                     )
                 except BudgetError as exc:
@@ -238,38 +254,21 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
                     run.requests[i] = Request(
                         i, pack.messages, pack.tools, _segments(chat.memory, offset), ms
                     )
-            chat.add(message)
-            if message.get("role") == "user":
-                start = i
-                chat.memory.begin_turn()
+                chat.add(message)
+                turn.pending_calls = _calls(message)
+            elif role == "tool":
+                call = next((c for c in turn.pending_calls if c.id == message.get("tool_call_id")), None)
+                name = call.name if call is not None else "tool"
+                call_id = str(message.get("tool_call_id"))
+                turn.finished[call_id] = ToolResult(call_id, name, str(message.get("content") or ""), True)
+                if all(c.id in turn.finished for c in turn.pending_calls):
+                    ChatEngine._store_tool_results(engine, turn)  # as the engine stores them
+                    turn.finished.clear()
+            else:
+                chat.add(message)
         return run
     finally:
         store.close()
-
-
-def _current(
-    remembered: Sequence[Mapping[str, Any]],
-    messages: Sequence[Message],
-    start: int,
-    i: int,
-    offset: int,
-    whole_limit: int,
-    counter: TokenCounter,
-) -> list[Mapping[str, Any]]:
-    """The turn so far as the chat engine's ``_current`` sends it.
-
-    A tool result memory keeps compressed is read whole if it is at most ``whole_limit`` tokens
-    (the engine's ``t.whole``); a larger one as memory keeps it (its blob reference).
-    """
-    out: list[Mapping[str, Any]] = []
-    for j in range(start, i):
-        kept, given = remembered[j - offset], messages[j]
-        content = given.get("content")
-        whole = kept.get("content") == content or (
-            isinstance(content, str) and counter.count(content) <= whole_limit
-        )
-        out.append(given if whole else kept)
-    return out
 
 
 @contextmanager
@@ -294,14 +293,22 @@ def _timed_packs() -> Iterator[list[float]]:
         ChatMemory.pack = original  # type: ignore[method-assign]
 
 
-def _answer(message: Mapping[str, Any]) -> Any:
-    from tierwise.providers.base import ModelResponse, ToolCall
+def _calls(message: Mapping[str, Any]) -> list[Any]:
+    """An assistant message's tool calls as the engine's ``ToolCall``s."""
+    from tierwise.providers.base import ToolCall
 
-    calls = [
+    return [
         ToolCall(str(c["id"]), str(c["function"]["name"]), str(c["function"].get("arguments") or "{}"))
         for c in message.get("tool_calls") or ()
     ]
-    return ModelResponse(text=str(message.get("content") or ""), tool_calls=calls, finish_reason="stop")
+
+
+def _answer(message: Mapping[str, Any]) -> Any:
+    """The recorded assistant message as the scripted upstream's answer."""
+    from tierwise.providers.base import ModelResponse
+
+    text = str(message.get("content") or "")
+    return ModelResponse(text=text, tool_calls=_calls(message), finish_reason="stop")
 
 
 def tierwise_endpoint(traj: Trajectory, budget: Budget, counter: TokenCounter, workdir: Path) -> Run:
