@@ -122,8 +122,9 @@ class ChatEngine:
             related items), given the user id and the chat; called once per turn, packed with memory.
         tool_extras: handed to every tool in ``ToolContext.extras`` (a clock, a calendar, …).
         max_result_tokens: a tool result up to this size is read whole in the turn that asked for it
-            (default: a quarter of the budget); later turns get its tool's ``recap``, if it has one, and
-            history keeps larger results (any over the blob threshold once its turn is over) as a blob.
+            (default: any size — one too large for its share of the step being answered keeps its
+            head and tail and names its blob: memory/assemble.py); later turns get its tool's
+            ``recap``, if it has one, and history keeps results over the blob threshold as blobs.
         tool_strategies: what to do when a tool fails (default: seed 000 §8.2's three).
         tool_offering: which tools each model call is offered (:mod:`tierwise.tools.offering`; the
             escape ``more_tools`` is registered with it); ``None``: all of them on every call.
@@ -503,8 +504,7 @@ class ChatEngine:
         self._store_tool_results(t)
 
     def _store_tool_results(self, t: TurnState) -> None:
-        limit = self.max_result_tokens if self.max_result_tokens is not None else self.budget.available // 4
-        store_tool_results(t, limit)
+        store_tool_results(t, self.max_result_tokens)
 
     @staticmethod
     def _current(t: TurnState) -> list[Mapping[str, Any]]:

@@ -395,11 +395,12 @@ _STOPPED_CALL = "stopped by the user before {name} finished; its effect, if any,
 _NOT_RUN = "not run: the turn was stopped before this call started"
 
 
-def store_tool_results(t: TurnState, whole_limit: int) -> None:
+def store_tool_results(t: TurnState, whole_limit: int | None) -> None:
     """One tool message per pending call, in call order; calls cut off by a stop say so.
 
-    A result memory stores compressed (a blob) but of at most ``whole_limit`` tokens is read whole
-    for the rest of the turn.
+    A result memory stores compressed (a blob) but of at most ``whole_limit`` tokens (``None``: any
+    size; the step being answered cuts one too large for its share: memory/assemble.py) is read
+    whole for the rest of the turn.
     """
     counter = t.chat.memory.counter
     for call in t.pending_calls:
@@ -414,6 +415,6 @@ def store_tool_results(t: TurnState, whole_limit: int) -> None:
         t.seqs.append(t.chat.add(message, metadata=meta).seq)
         index = len(t.chat.memory.messages) - 1
         shown = t.chat.memory.messages[index].get("content")
-        if shown != content and counter.count(content) <= whole_limit:
+        if shown != content and (whole_limit is None or counter.count(content) <= whole_limit):
             t.whole[index] = content  # stored as a blob for history; the model reads it whole now
     t.pending_calls = []
