@@ -155,6 +155,8 @@ def test_run_agents_benchmark_all_contenders(tmp_path: Path) -> None:
     assert summary[(700, "trim_messages")]["max_request"] <= 700
     body = json.loads(out.read_text())
     assert body["trajectories"] == ["mini__synthetic"] and len(body["rows"]) == 2 * len(CONTENDERS)
+    timed = [r for r in body["rows"] if r["contender"].startswith("tierwise")]
+    assert all(r["packs_timed"] == r["requests"] and "pack_ms" not in r for r in timed)
     md = out.with_suffix(".md").read_text()
     assert "| **700** | **tierwise chat** |" in md and "steps that get a request" in md
 

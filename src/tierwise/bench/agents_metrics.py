@@ -404,17 +404,30 @@ def markdown(summary: Sequence[Mapping[str, Any]]) -> str:
     lines = ["| " + " | ".join(col for col, _ in _COLUMNS) + " |"]
     lines.append("|" + "|".join("---" if j == "left" else "---:" for _, j in _COLUMNS) + "|")
     for s in summary:
-        cells = _cells(s)
+        cells = [c.replace("|", "\\|") for c in _cells(s)]  # "(human|ai)" is not a column
         if s["contender"].startswith("tierwise"):
             cells = [f"**{c}**" for c in cells]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
+def _timings(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row with its build times as their count, p50 and p95 (the summary pools the times)."""
+    if "pack_ms" not in row:
+        return dict(row)
+    times = row["pack_ms"]
+    out = {k: v for k, v in row.items() if k != "pack_ms"}
+    out.update(
+        packs_timed=len(times), pack_ms_p50=_percentile(times, 0.5), pack_ms_p95=_percentile(times, 0.95)
+    )
+    return out
+
+
 def write_results(result: Mapping[str, Any], out: Path) -> None:
-    """``out`` as JSON and, beside it, the summary as markdown (``out`` with ``.md``)."""
+    """``out`` as JSON (each row's build times as p50 / p95) and the summary as markdown beside it."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    rows = [_timings(row) for row in result["rows"]]
+    out.write_text(json.dumps({**result, "rows": rows}, indent=2) + "\n", encoding="utf-8")
     errors = [(s["budget"], s["contender"], s["an_error"]) for s in result["summary"] if s["an_error"]]
     notes = "".join(f"- {b:,} · {c}: “{e}”\n" for b, c, e in errors)
     out.with_suffix(".md").write_text(
