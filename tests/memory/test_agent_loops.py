@@ -132,3 +132,59 @@ def test_a_compressed_log_keeps_its_failures_and_tail() -> None:
     assert "E   AssertionError: expected 407 to be 200" in shown
     assert "1 failed, 300 passed" in shown
     assert get_counter("o200k_base").count(shown) < 400  # under the threshold: never compressed again
+
+
+def test_a_step_note_brings_back_archived_lines_and_stays_for_the_cache() -> None:
+    from tierwise.memory.policy import MemoryPolicy
+
+    policy = MemoryPolicy(step_retrieval_share=0.05)
+    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore(), policy=policy)
+    grep = "\n".join(
+        [
+            *(f"src/other_{n}.py:{n}: unrelated_{n} = {n}" for n in range(30)),
+            "requests/adapters.py:412:    def proxy_headers(self, proxy_url):",
+            "requests/adapters.py:430:        username, password = get_auth_from_url(proxy_url)",
+        ]
+    )
+    turn: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    call = {
+        "id": "g",
+        "type": "function",
+        "function": {"name": "grep", "arguments": '{"command": "grep -rn proxy"}'},
+    }
+    turn += [
+        {"role": "assistant", "content": "THOUGHT: find it.", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "g", "content": grep},
+    ]
+    for message in turn:
+        memory.add(message)
+    for k in range(40):  # the grep leaves working memory
+        for message in _step(k):
+            turn.append(message)
+            memory.add(message)
+        pack_turn(memory, Budget(window=8000, reserve=0), turn, system=SYSTEM, upto=0)
+    edit = {
+        "id": "e",
+        "type": "function",
+        "function": {
+            "name": "sed",
+            "arguments": json.dumps(
+                {"command": "nl -ba requests/adapters.py  # proxy_headers get_auth_from_url"}
+            ),
+        },
+    }
+    turn += [
+        {"role": "assistant", "content": "THOUGHT: look at proxy_headers again.", "tool_calls": [edit]},
+        {"role": "tool", "tool_call_id": "e", "content": "<returncode>0</returncode>"},
+    ]
+    for message in turn[-2:]:
+        memory.add(message)
+    first = pack_turn(memory, Budget(window=8000, reserve=0), turn, system=SYSTEM, upto=0)
+    note = first.messages[-1]["content"]
+    assert "username, password = get_auth_from_url(proxy_url)" in note  # verbatim, from the archive
+    call_msg, result = _step(99)
+    turn += [call_msg, result]
+    memory.add(call_msg)
+    memory.add(result)
+    second = pack_turn(memory, Budget(window=8000, reserve=0), turn, system=SYSTEM, upto=0)
+    assert first.messages[-1] in second.messages  # the note stays with its step, paid for once

@@ -71,6 +71,7 @@ def pack_turn(
     fixed = REPLY_PRIMING + sum(layer.tokens(counter) for layer in base)
     task = None
     in_turn: set[int] = set()
+    note_room = 0
     step = _step_start(memory, current, upto, max(0, budget.available - fixed))
     if step:  # a step of an agent loop: the turn's completed steps are memory's turns
         assert upto is not None
@@ -78,14 +79,21 @@ def pack_turn(
         in_turn = memory.message_ids(upto, upto + step)
         current = fit_step(memory, current[step:], upto + step, int((budget.available - fixed) * STEP_SHARE))
         upto += step
-    if current:
-        base.append(ContextLayer("input", "input", current))
+        note_room = int((budget.available - fixed) * memory.policy.step_retrieval_share)
     texts = any(layer.form == "text" for layer in base)
-    reserved = REPLY_PRIMING + sum(layer.tokens(counter) for layer in base) + (4 if texts else 0)
+    reserved = (
+        REPLY_PRIMING
+        + sum(layer.tokens(counter) for layer in base)
+        + (counter.count_messages(current) - REPLY_PRIMING if current else 0)
+        + note_room
+        + (4 if texts else 0)
+    )
     query = next(
         (str(m.get("content") or "") for m in reversed(current) if m.get("role") == "user"),
         None,
     )
+    if task is not None:  # a step: its call and its output name what the next action may need
+        query = None
     limit = band.history_messages if band is not None else None
     chosen = memory.layers(
         query,
@@ -97,6 +105,15 @@ def pack_turn(
         max_messages=limit,
         task=task,
     )
+    if task is not None and current and upto is not None:  # lines of earlier output the step names
+        at = upto + len(current) - 1
+        note = memory.step_note(step_text(current), at, note_room) if at not in memory.notes else ""
+        note = note or memory.notes.get(at, "")
+        if note:
+            last = current[-1]
+            current = [*current[:-1], {**last, "content": f"{last.get('content') or ''}{note}"}]
+    if current:
+        base.append(ContextLayer("input", "input", current))
     if recap is not None:
         chosen = recap_history(chosen, recap, keep=in_turn)
     return Packer(counter, tail_role=tail_role).pack(
@@ -122,6 +139,17 @@ def _step_start(memory: Memory, current: Sequence[Mapping[str, Any]], upto: int 
             return 0
     groups = MessageGroups(current).groups()
     return groups[-1][0] if groups else 0
+
+
+def step_text(step: Sequence[Mapping[str, Any]]) -> str:
+    """A step's words: the model's text, its calls' arguments and the outputs they got."""
+    parts: list[str] = []
+    for message in step:
+        if isinstance(message.get("content"), str):
+            parts.append(message["content"])
+        for call in message.get("tool_calls") or ():
+            parts.append(str((call.get("function") or {}).get("arguments") or ""))
+    return "\n".join(parts)
 
 
 def fit_step(

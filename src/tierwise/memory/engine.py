@@ -34,6 +34,7 @@ from tierwise.memory.frame import layers_cost as _cost
 from tierwise.memory.frame import updated as _updated
 from tierwise.memory.gate import PastGate
 from tierwise.memory.keyphrases import Vocabulary
+from tierwise.memory.lines import LineIndex
 from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label
 from tierwise.memory.outputs import head_tail
 from tierwise.memory.policy import MemoryPolicy
@@ -55,6 +56,7 @@ log = logging.getLogger(__name__)
 Form = Literal["header", "summary", "full"]
 
 _RETRIEVED_HEADING = ContextLayer("retrieved", "retrieved", "").heading
+STEP_NOTE = "[Added by tierwise from memory: lines of earlier output that this step's names match]"
 
 
 class Memory:
@@ -109,9 +111,11 @@ class Memory:
         self.first_user: int | None = None  # the conversation's first user message (pinned in steps)
         self.step_turn: int | None = None  # the turn packed step by step (memory/assemble.py)
         self._call_names: dict[str, str] = {}  # tool call id → the tool's name (for its result)
+        self.lines = LineIndex()  # tool outputs' lines by the names in them (retrieval for steps)
+        self._notes: dict[int, tuple[str, int]] = {}  # a step's retrieved lines, by its last message
         self.whole_from = 0  # from here on, packs send messages as given (a large result whole) …
         self.whole_cap: int | None = None  # … unless it is over this many tokens (set at a step)
-        self._window: tuple[tuple[int, int | None, int], MessageGroups] | None = None
+        self._window: tuple[tuple[int, int | None, int, int], MessageGroups] | None = None
         self._pinned: tuple[tuple[Any, ...], ContextLayer | None] | None = None
         self._resuming = False  # the next step keeps working memory if it fits (Memory.resume)
         self.backlog = False  # the head was made while a backlog of trios waited (Memory._settle)
@@ -170,6 +174,12 @@ class Memory:
         if given != message:
             self._given[turn.index] = (given, self.counter.count_message(given))
             self._groups_given = None
+        if (
+            self.policy.step_retrieval_share > 0
+            and given.get("role") == "tool"
+            and isinstance(given.get("content"), str)
+        ):
+            self.lines.add(turn.index, str(given["content"]))
         return added
 
     def add_turn(self, turn: Turn, *, boundary: bool = False, tokens: int | None = None) -> Turn:
@@ -440,19 +450,24 @@ class Memory:
         unless it is over :attr:`whole_cap` tokens. Before the first compaction step ``whole_from``
         is 0 and there is no cap: the conversation as given.
         """
-        key = (self.whole_from, self.whole_cap, len(self.messages))
+        key = (self.whole_from, self.whole_cap, len(self.messages), len(self._notes))
         if self._window is not None and self._window[0] == key:
             return self._window[1]
-        if not self._given or self.whole_from >= len(self.messages):
+        cap = self.whole_cap
+        given = self._given if self.whole_from < len(self.messages) else {}
+        if not given and not self._notes:
             groups = self.groups()
-        elif self.whole_from == 0 and self.whole_cap is None:
+        elif not self._notes and self.whole_from == 0 and cap is None:
             groups = self.groups(as_given=True)
         else:
             messages, costs = list(self.messages), list(self.costs)
-            cap = self.whole_cap
-            for i, (message, cost) in self._given.items():
+            for i, (message, cost) in given.items():
                 if i >= self.whole_from and (cap is None or cost <= cap):
                     messages[i], costs[i] = message, cost
+            for i, (note, cost) in self._notes.items():  # a step's retrieved lines (step_note)
+                if i < len(messages):
+                    messages[i] = {**messages[i], "content": f"{messages[i].get('content') or ''}{note}"}
+                    costs[i] += cost
             groups = MessageGroups(messages, costs)
         self._window = (key, groups)
         return groups
@@ -562,7 +577,7 @@ class Memory:
             out.append(layer)
             used += layer.tokens(counter) + 1
         start = self.live_from
-        if query and start > 0:
+        if query and start > 0 and task is None:
             tail_open = any(layer.form == "text" and layer.placement == "tail" for layer in out)
             framing = counter.count("\n\n") if tail_open else tail_opening(counter)
             leftover = room - used - window - framing - counter.count(_RETRIEVED_HEADING)
@@ -664,6 +679,45 @@ class Memory:
             max(after, room - caller_cost - head - int(room * policy.retrieval_share)),
         )
         return self.frame
+
+    @property
+    def notes(self) -> dict[int, str]:
+        """The notes of steps (:meth:`step_note`), by the message they end."""
+        return {i: note for i, (note, _) in self._notes.items()}
+
+    def step_note(self, step: str, at: int, budget: int) -> str:
+        """Lines of earlier output the names of a step (``step``: its text) find, as a note for it.
+
+        The note goes at the end of the step's last message (index ``at``) and stays there while
+        that message is in working memory, so it is paid for once, not on every model call. Only
+        outputs working memory no longer shows whole are searched, and lines an earlier note shows
+        are not repeated. ``""`` if nothing matches or ``budget`` is too small.
+        """
+        before = min(self.whole_from, at)
+        if budget < 40 or before <= 0:
+            return ""
+        shown = {
+            line for i, (note, _) in self._notes.items() if i >= self.live_from for line in note.splitlines()
+        }
+        text = self.lines.select(
+            step, self.counter, budget - 30, before=before, label=self._output_label, shown=shown
+        )
+        if not text:
+            return ""
+        note = f"\n\n{STEP_NOTE}\n{text}"
+        self._notes[at] = (note, self.counter.count(note) + 1)
+        return note
+
+    def _output_label(self, index: int) -> str:
+        """The heading of a tool output's retrieved lines: its segment and the call that made it."""
+        where = self._excerpt_label(self.turns[index]).strip("[]").split(" · ")[0]
+        call = ""
+        if index > 0:
+            for c in self.messages[index - 1].get("tool_calls") or ():
+                arguments = str((c.get("function") or {}).get("arguments") or "")
+                call = f"{(c.get('function') or {}).get('name', '')} {arguments}"[:100]
+                break
+        return f"[{where} · output of {call}]" if call else f"[{where} · a tool's output]"
 
     def _excerpt_label(self, turn: Turn) -> str:
         """The heading retrieved turns are shown under: their segment's id and their day."""

@@ -35,6 +35,7 @@ class MemoryPolicy:
     whole_share: float = 0.7  # of that, the newest groups sent as given (large tool results whole)
     whole_result_share: float = 0.25  # … unless one result is over this share of the room
     task_share: float = 0.25  # a turn's task (and the first user message) in an agent loop's steps
+    step_retrieval_share: float = 0.0  # a step's note: earlier output's lines its names find (lines.py)
     past_share: float = 0.4  # a question opens retrieval: this share of its words missing (gate.py)
     statement_share: float = 0.75  # the same for an input that asks no question
     summary_segments: int = 5
