@@ -1,20 +1,26 @@
 """What a chat costs once providers cache prompt prefixes: tierwise's packs against the peers.
 
-A chat is replayed turn by turn, a pack built before every user message, as a chat would send it.
-For each contender and budget, every pack is compared with the contender's previous pack
+A chat is replayed message by message and every contender builds a request before every model call,
+the same calls as ``tierwise replay`` (:func:`model_calls`): before each assistant message ``i``, a
+request from ``messages[:i]`` (everything said before the call: the user's message, and within a
+turn the tool calls and results so far), and, when the chat ends on a message nothing answers yet,
+one more for the call that would answer it. Every contender is measured on the same calls. For each
+contender and budget, every request is compared with the contender's previous one
 (:func:`tierwise.packing.prefix.shared_prefix`): the tokens it repeats at the front are what a
 provider can serve from its prompt cache. Reported per contender:
 
-* **prefix reuse**: shared prefix ÷ pack tokens, summed over the packs;
-* **tokens sent**: all pack tokens;
+* **prefix reuse**: shared prefix ÷ request tokens, summed over the requests;
+* **tokens sent**: all request tokens;
 * **effective input tokens**: uncached tokens + cached tokens × the cached price (10% and 50%),
   and under OpenAI's rule (only prefixes of 1,024+ tokens, in 128-token steps; cached at 10%);
-* each as a ratio to the **full history** (every message so far, sent whole: the user's
-  alternative when the chat fits the model), measured in the same run on the same messages.
+* each as a ratio to the **full history** (every message before the call, sent whole: the user's
+  alternative when the chat fits the model), measured in the same run on the same calls.
 
-Peers, in the same run: the full history; langchain-core's ``trim_messages(strategy="last")`` at the
-budget (the newest messages that fit, starting on a user message); and a **stepped window** that
-sends the newest messages and, when they no longer fit, drops the oldest half of them at once.
+Contenders, in the same run: tierwise's packs as ``tierwise replay`` builds them (memory, retrieval,
+compaction); the full history; langchain-core's ``trim_messages(strategy="last")`` at the budget (the
+newest messages before the call that fit, starting on a user message); and a **stepped window** that
+sends the newest messages before the call and, when they no longer fit, drops the oldest half of
+them at once (at a group boundary, on a user message if the half it keeps holds one).
 """
 
 from __future__ import annotations
@@ -38,10 +44,17 @@ from tierwise.packing.prefix import cached_tokens, shared_prefix
 from tierwise.replay import parse_transcript, replay
 from tierwise.tokens import REPLY_PRIMING, TokenCounter, get_counter
 
-__all__ = ["Chat", "ContenderResult", "locomo_chats", "productivity_chat", "run_cache_benchmark"]
+__all__ = [
+    "Chat",
+    "ContenderResult",
+    "locomo_chats",
+    "model_calls",
+    "productivity_chat",
+    "run_cache_benchmark",
+]
 
 Message = dict[str, Any]
-Packs = Iterator[tuple[list[Message], list[Message]]]  # (messages, tools) per user message
+Packs = Iterator[tuple[int, list[Message], list[Message]]]  # (call, messages, tools) per model call
 
 CONTENDERS = ("tierwise", "full history", "trim_messages", "stepped window")
 
@@ -89,17 +102,33 @@ def productivity_chat(size: int = 400) -> Chat:
 # -- contenders --------------------------------------------------------------------------------------
 
 
-def _turns(chat: Chat) -> Iterator[int]:
-    """Indexes of the user messages that get a pack (after the leading system messages)."""
-    for i, message in enumerate(chat.messages):
-        if (message.get("role") == "user" and i > 0) or (i == 0 and message.get("role") == "user"):
-            yield i
+def _system(messages: Sequence[Message]) -> int:
+    """How many system (or developer) messages lead: ``tierwise replay`` makes them the system prompt."""
+    n = 0
+    while n < len(messages) and messages[n].get("role") in ("system", "developer"):
+        n += 1
+    return n
+
+
+def model_calls(chat: Chat) -> list[int]:
+    """The model calls to build a request for, as the message index each precedes (``tierwise replay``'s).
+
+    Every assistant message after the leading system messages (the request holds ``messages[:i]``),
+    and ``len(messages)`` when the chat ends on a message nothing answers yet (a user message, a
+    tool result): the call that would answer it.
+    """
+    messages = chat.messages
+    first = _system(messages)
+    calls = [i for i in range(first, len(messages)) if messages[i].get("role") == "assistant"]
+    if len(messages) > first and messages[-1].get("role") != "assistant":
+        calls.append(len(messages))
+    return calls
 
 
 def full_history(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
-    """Everything said so far, whole."""
-    for i in _turns(chat):
-        yield chat.messages[: i + 1], chat.tools
+    """Everything said before the call, whole."""
+    for i in model_calls(chat):
+        yield i, chat.messages[:i], chat.tools
 
 
 def trim_last(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
@@ -112,9 +141,9 @@ def trim_last(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
     system = 1 if chat.messages and chat.messages[0].get("role") == "system" else 0
     count = langchain_counter(counter)
     tools = counter.count_tools(chat.tools)
-    for i in _turns(chat):
+    for i in model_calls(chat):
         kept = trim_messages(
-            lc_messages[: i + 1],
+            lc_messages[:i],
             max_tokens=budget.available - tools,
             strategy="last",
             token_counter=count,
@@ -123,11 +152,17 @@ def trim_last(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
             allow_partial=False,
         )
         k = len(kept) - (1 if system and kept and kept[0].type == "system" else 0)
-        yield [*chat.messages[:system], *chat.messages[i + 1 - k : i + 1]], chat.tools
+        yield i, [*chat.messages[:system], *chat.messages[i - k : i]], chat.tools
 
 
 def stepped_window(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
-    """The newest messages from a start that moves only when they overflow: then past half of them."""
+    """The newest messages from a start that moves only when they overflow: then past half of them.
+
+    The window is ``messages[start:i]`` before the call at ``i``. When it overflows, ``start`` moves
+    to the newest whole groups (a call with its results is one) holding at most half of it, then on
+    to the first user message among them; if they hold none (a turn's own calls and results fill
+    half the window) the window starts on their first group.
+    """
     system = 1 if chat.messages and chat.messages[0].get("role") == "system" else 0
     fixed = (
         REPLY_PRIMING
@@ -136,27 +171,26 @@ def stepped_window(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
     )
     costs = counter.message_costs(chat.messages)
     start = system
-    for i in _turns(chat):
-        groups = MessageGroups(chat.messages[: i + 1], costs[: i + 1])
-        if fixed + sum(costs[start : i + 1]) > budget.available:
-            # drop the oldest half of the window, at a group boundary, starting on a user message
-            half = (sum(costs[start : i + 1])) // 2
-            first, _ = groups.newest(i + 1, stop=start, budget=min(half, budget.available - fixed))
-            first, _ = groups.start_on("user", first, i + 1)
-            start = max(start, min(first, i))
-        yield [*chat.messages[:system], *chat.messages[start : i + 1]], chat.tools
+    for i in model_calls(chat):
+        if fixed + sum(costs[start:i]) > budget.available:
+            groups = MessageGroups(chat.messages[:i], costs[:i])
+            half = sum(costs[start:i]) // 2
+            first, _ = groups.newest(i, stop=start, budget=min(half, budget.available - fixed))
+            first, _ = groups.start_on("user", first, i)
+            start = max(start, first)
+        yield i, [*chat.messages[:system], *chat.messages[start:i]], chat.tools
 
 
 def tierwise_packs(chat: Chat, budget: Budget, counter: TokenCounter) -> Packs:
     """Tierwise's packs, as ``tierwise replay`` builds them (memory, retrieval, compaction)."""
-    packs: list[tuple[list[Message], list[Message]]] = []
+    packs: list[tuple[int, list[Message], list[Message]]] = []
     replay(
         chat.messages,
         chat.times,
         budget,
         counter=counter,
         tools=chat.tools,
-        on_pack=lambda turn, pack: packs.append((pack.messages, pack.tools)),
+        on_pack=lambda call, pack: packs.append((call, pack.messages, pack.tools)),
     )
     yield from packs
 
@@ -181,6 +215,7 @@ class ContenderResult:
     shared: int = 0
     shared_openai: int = 0
     max_pack: int = 0
+    calls: list[int] = field(default_factory=list)  # the message index each request precedes
 
     def effective(self, rate: float, *, openai: bool = False) -> float:
         """Input tokens as billed: uncached at full price, cached at ``rate``."""
@@ -205,7 +240,8 @@ def measure(packs: Packs, counter: TokenCounter) -> ContenderResult:
     """Prefix reuse and tokens of a sequence of packs."""
     result = ContenderResult()
     previous: tuple[Sequence[Message], Sequence[Message]] | None = None
-    for messages, tools in packs:
+    for call, messages, tools in packs:
+        result.calls.append(call)
         tokens = counter.count_messages(messages) + counter.count_tools(tools)
         shared = min(shared_prefix(previous, messages, tools, counter), tokens)
         result.packs += 1
@@ -250,6 +286,13 @@ def run_cache_benchmark(
             results = {
                 name: measure(CONTENDER_FUNCS[name](chat, budget, counter), counter) for name in CONTENDERS
             }
+            calls = model_calls(chat)
+            for name, res in results.items():  # every contender measured on the same model calls
+                if res.calls != calls:
+                    raise RuntimeError(
+                        f"{name} built {len(res.calls)} requests on {chat.name}, not one before each of "
+                        f"its {len(calls)} model calls"
+                    )
             full = results["full history"]
             for name, res in results.items():
                 row = {
