@@ -188,3 +188,45 @@ def test_a_step_note_brings_back_archived_lines_and_stays_for_the_cache() -> Non
     memory.add(result)
     second = pack_turn(memory, Budget(window=8000, reserve=0), turn, system=SYSTEM, upto=0)
     assert first.messages[-1] in second.messages  # the note stays with its step, paid for once
+
+
+def test_a_re_read_file_supersedes_its_older_view() -> None:
+    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore())
+    view = _file(7, 60)
+    turn: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    memory.add(turn[0])
+
+    def read(call_id: str, content: str) -> None:
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "cat", "arguments": '{"command": "cat m7"}'},
+        }
+        for message in (
+            {"role": "assistant", "content": "THOUGHT: read module 7.", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": content},
+        ):
+            turn.append(message)
+            memory.add(message)
+
+    read("first", view)
+    for k in range(3):
+        for message in _step(k * 5 + 2):  # small steps between the two views
+            turn.append(message)
+            memory.add(message)
+    read("again", view.replace("compute(3,", "compute(33,"))  # edited one line, viewed again
+    packs = []
+    for k in range(30):  # a larger budget: both views are still in working memory at the step
+        packs.append(pack_turn(memory, Budget(window=32000, reserve=0), turn, system=SYSTEM, upto=0))
+        for message in _step(k * 5 + 1):
+            turn.append(message)
+            memory.add(message)
+    assert memory.events, "the loop compacted"
+    sent = memory.window_groups().messages  # what a pack sends of each message from now on
+    first = next(i for i, m in enumerate(sent) if m.get("tool_call_id") == "first")
+    again = next(i for i, m in enumerate(sent) if m.get("tool_call_id") == "again")
+    assert str(sent[first]["content"]).startswith("[tool result cat · blob sha256:")
+    assert "Superseded" in str(sent[first]["content"]) and 'cat {"command": "cat m7"}' in str(
+        sent[first]["content"]
+    )
+    assert "Superseded" not in str(sent[again]["content"])  # the newer view stays

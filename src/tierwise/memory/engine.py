@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from tierwise.budget import Budget
+from tierwise.memory import steps
 from tierwise.memory.analysis import Analysis, analyse, searchable
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result, compressed_sha256
 from tierwise.memory.compaction import CompactionEvent, plan_step
@@ -36,7 +37,6 @@ from tierwise.memory.gate import PastGate
 from tierwise.memory.keyphrases import Vocabulary
 from tierwise.memory.lines import LineIndex
 from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label
-from tierwise.memory.outputs import head_tail
 from tierwise.memory.policy import MemoryPolicy
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
@@ -56,7 +56,6 @@ log = logging.getLogger(__name__)
 Form = Literal["header", "summary", "full"]
 
 _RETRIEVED_HEADING = ContextLayer("retrieved", "retrieved", "").heading
-STEP_NOTE = "[Added by tierwise from memory: lines of earlier output that this step's names match]"
 
 
 class Memory:
@@ -115,7 +114,9 @@ class Memory:
         self._notes: dict[int, tuple[str, int]] = {}  # a step's retrieved lines, by its last message
         self.whole_from = 0  # from here on, packs send messages as given (a large result whole) …
         self.whole_cap: int | None = None  # … unless it is over this many tokens (set at a step)
-        self._window: tuple[tuple[int, int | None, int, int], MessageGroups] | None = None
+        self._window: tuple[tuple[int, int | None, int, int, int], MessageGroups] | None = None
+        self._superseded: dict[int, tuple[Mapping[str, Any], int]] = {}  # stubs (memory/steps.py)
+        self._line_sets: dict[int, frozenset[str]] = {}  # a result's lines, for supersede
         self._pinned: tuple[tuple[Any, ...], ContextLayer | None] | None = None
         self._resuming = False  # the next step keeps working memory if it fits (Memory.resume)
         self.backlog = False  # the head was made while a backlog of trios waited (Memory._settle)
@@ -439,70 +440,16 @@ class Memory:
 
     def message_ids(self, start: int, end: int) -> set[int]:
         """The ``id()`` of messages ``[start, end)``, in memory's form and as given."""
-        out = {id(m) for m in self.messages[start:end]}
-        out.update(id(self._given[i][0]) for i in range(start, end) if i in self._given)
-        return out
+        return steps.message_ids(self, start, end)
 
     def window_groups(self) -> MessageGroups:
-        """Messages as packs send them: compressed before :attr:`whole_from`, as given from it on.
+        """Messages as packs send them (:func:`tierwise.memory.steps.window_groups`).
 
-        A message memory compressed (a large tool result) is sent as given from ``whole_from`` on
-        unless it is over :attr:`whole_cap` tokens. Before the first compaction step ``whole_from``
+        As given from :attr:`whole_from` on (within :attr:`whole_cap`), compressed before, superseded
+        results as stubs, with their steps' notes. Before the first compaction step ``whole_from``
         is 0 and there is no cap: the conversation as given.
         """
-        key = (self.whole_from, self.whole_cap, len(self.messages), len(self._notes))
-        if self._window is not None and self._window[0] == key:
-            return self._window[1]
-        cap = self.whole_cap
-        given = self._given if self.whole_from < len(self.messages) else {}
-        if not given and not self._notes:
-            groups = self.groups()
-        elif not self._notes and self.whole_from == 0 and cap is None:
-            groups = self.groups(as_given=True)
-        else:
-            messages, costs = list(self.messages), list(self.costs)
-            for i, (message, cost) in given.items():
-                if i >= self.whole_from and (cap is None or cost <= cap):
-                    messages[i], costs[i] = message, cost
-            for i, (note, cost) in self._notes.items():  # a step's retrieved lines (step_note)
-                if i < len(messages):
-                    messages[i] = {**messages[i], "content": f"{messages[i].get('content') or ''}{note}"}
-                    costs[i] += cost
-            groups = MessageGroups(messages, costs)
-        self._window = (key, groups)
-        return groups
-
-    def _task_layer(self, task: int | None, available: int) -> ContextLayer | None:
-        """The user messages of an agent loop that working memory has moved past (the ``task`` layer).
-
-        Once a conversation is packed step by step (:attr:`step_turn`), its first user message, and
-        in a step the turn's (``task``), each cut to its share of ``policy.task_share`` of the
-        budget (head and tail, with the segment that holds it whole), as user messages in their
-        order between the head and working memory. The same on every pack until working memory
-        moves, for the prompt cache.
-        """
-        if self.step_turn is None:
-            return None
-        pinned = tuple(sorted(i for i in {self.first_user, task} if i is not None and i < self.live_from))
-        room = available
-        key = (pinned, room)
-        if self._pinned is not None and self._pinned[0] == key:
-            return self._pinned[1]
-        layer = None
-        if pinned:
-            cap = max(64, int(room * self.policy.task_share) // len(pinned))
-            messages = []
-            for i in pinned:
-                message = self.messages[i]
-                content = message.get("content")
-                if isinstance(content, str) and self.costs[i] > cap:
-                    where = self._excerpt_label(self.turns[i]).strip("[]").split(" · ")[0]
-                    pointer = f"[… part of this message left out: recall_segments {where} full reads it]"
-                    message = {**message, "content": head_tail(content, self.counter, cap - 8, pointer)}
-                messages.append(message)
-            layer = ContextLayer("task", "task", messages, guaranteed=True, truncatable=False)
-        self._pinned = (key, layer)
-        return layer
+        return steps.window_groups(self)
 
     def layers(
         self,
@@ -548,7 +495,7 @@ class Memory:
         frame = self.frame
         groups = self.window_groups()
         window = groups.cost_between(self.live_from, n) if n else 0
-        pin = self._task_layer(task, budget.available)
+        pin = steps.task_layer(self, task, budget.available)
         pinned = pin.tokens(counter) if pin is not None else 0
         if (
             frame is None
@@ -562,7 +509,7 @@ class Memory:
             frame = self._step(room, heads, n, window, budget.available, max_messages, task)
             groups = self.window_groups()
             window = groups.cost_between(self.live_from, n) if n else 0
-            pin = self._task_layer(task, budget.available)
+            pin = steps.task_layer(self, task, budget.available)
         out: list[ContextLayer] = list(frame.layers)
         for layer in heads:  # held as at the step; a changed one is also sent now, in the tail
             held = frame.caller.get(layer.id)
@@ -635,6 +582,7 @@ class Memory:
         low_water = policy.step_low_water if task is not None else policy.low_water
         target = allowance if resuming else int(allowance * low_water)
         self.whole_from, self.whole_cap = 0, int(room * policy.whole_result_share)
+        steps.supersede(self, before, n)  # re-read views and re-run commands: the older as a stub
         self.live_from, self.whole_from = plan_step(
             live_from=before,
             end=n,
@@ -664,7 +612,7 @@ class Memory:
             layers.append(ContextLayer("summaries", "summaries", summaries))
         head = _cost(layers, counter)
         after = self.window_groups().cost_between(self.live_from, n) if n else 0
-        pin = self._task_layer(task, available)
+        pin = steps.task_layer(self, task, available)
         head += pin.tokens(counter) if pin is not None else 0
         cache = 0
         if old is not None:
@@ -686,38 +634,8 @@ class Memory:
         return {i: note for i, (note, _) in self._notes.items()}
 
     def step_note(self, step: str, at: int, budget: int) -> str:
-        """Lines of earlier output the names of a step (``step``: its text) find, as a note for it.
-
-        The note goes at the end of the step's last message (index ``at``) and stays there while
-        that message is in working memory, so it is paid for once, not on every model call. Only
-        outputs working memory no longer shows whole are searched, and lines an earlier note shows
-        are not repeated. ``""`` if nothing matches or ``budget`` is too small.
-        """
-        before = min(self.whole_from, at)
-        if budget < 40 or before <= 0:
-            return ""
-        shown = {
-            line for i, (note, _) in self._notes.items() if i >= self.live_from for line in note.splitlines()
-        }
-        text = self.lines.select(
-            step, self.counter, budget - 30, before=before, label=self._output_label, shown=shown
-        )
-        if not text:
-            return ""
-        note = f"\n\n{STEP_NOTE}\n{text}"
-        self._notes[at] = (note, self.counter.count(note) + 1)
-        return note
-
-    def _output_label(self, index: int) -> str:
-        """The heading of a tool output's retrieved lines: its segment and the call that made it."""
-        where = self._excerpt_label(self.turns[index]).strip("[]").split(" · ")[0]
-        call = ""
-        if index > 0:
-            for c in self.messages[index - 1].get("tool_calls") or ():
-                arguments = str((c.get("function") or {}).get("arguments") or "")
-                call = f"{(c.get('function') or {}).get('name', '')} {arguments}"[:100]
-                break
-        return f"[{where} · output of {call}]" if call else f"[{where} · a tool's output]"
+        """Lines of earlier output a step's names find, kept with it (:func:`.steps.step_note`)."""
+        return steps.step_note(self, step, at, budget)
 
     def _excerpt_label(self, turn: Turn) -> str:
         """The heading retrieved turns are shown under: their segment's id and their day."""
