@@ -15,7 +15,10 @@ Choices, in short (sessions, storage and the current turn: :mod:`tierwise.server
 - **Model**: the upstream model is always used (``engine.model`` or the provider's default); the
   request's ``model`` is accepted and ignored. Responses name the model that answered.
 - **Tools** are the client's: they are packed (and counted), and the model's tool calls are streamed
-  back, never executed. ``tool_choice`` is forwarded as sent (a named one stays named).
+  back, never executed. ``tool_choice`` is forwarded as sent (a named one stays named). Once the
+  session has a past, tierwise adds its own retrieval tools (``recall_segments``, ``open_blob``) and
+  answers the model's calls to them itself, out of the client's sight
+  (:mod:`tierwise.server.openai_recall`).
 - **Parameters**: everything else the client sent (``response_format``, ``n``, ``stop``, ``seed``,
   ``logprobs``, ``max_tokens`` only if sent, ``user``, unknown fields…) is forwarded as sent
   (:mod:`tierwise.server.openai_params`); what the upstream answers beyond text and tool calls
@@ -92,6 +95,7 @@ from tierwise.server.openai_params import (
     parse_body,
     read_body,
 )
+from tierwise.server.openai_recall import Retrieval
 from tierwise.server.openai_sessions import Sessions, Turn
 from tierwise.server.openai_validate import SLICE, MessagesInvalid, validate_request
 from tierwise.server.spent import Spent, spent_of
@@ -310,13 +314,16 @@ async def _complete(
         body.user,
         [{"role": m.role, "content": m.content} for m in (*systems[:1], opening)],
     )
-    pack = await sessions.begin(user, key, Turn(conversation, system, tools, budget))
+    retrieval = Retrieval.of(body, data, tools)  # None: this request must not get tierwise's tools
+    pack = await sessions.begin(user, key, Turn(conversation, system, tools, budget, retrieval))
+    recalling = retrieval if retrieval is not None and retrieval.offered else None
     upstream = ModelRequest(
         messages=pack.messages,
         tools=pack.tools,
         model=engine.model,
         temperature=body.temperature,
         tool_choice=data.get("tool_choice") if pack.tools else None,  # as sent, a named one too
+        # (the guide's system message, when there is one, is in the stable part after the client's)
         cache_breakpoints=cache_breakpoints(pack.messages, system=len(systems)),
         params=forwarded(data),  # as sent: max_tokens only if the client set it
     )
@@ -328,7 +335,10 @@ async def _complete(
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     name = model_name(engine)
-    stream = engine.provider.stream(upstream)
+    if recalling is not None:  # tierwise answers its own tools' calls, in rounds, out of the client's sight
+        stream = recalling.answer(engine.provider, upstream, pack, budget)
+    else:
+        stream = engine.provider.stream(upstream)
     seen: list[Event] = []
     ended = False
 

@@ -48,7 +48,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -65,6 +65,7 @@ from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
 from tierwise.server.openai_history import diverged as _diverged
 from tierwise.server.openai_history import entity_id
+from tierwise.server.openai_recall import Retrieval
 from tierwise.server.spent import Spent, record_upkeep
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import new_id, utcnow
@@ -90,6 +91,7 @@ class Turn:
     system: Sequence[Mapping[str, Any]] | None
     tools: list[dict[str, Any]]
     budget: Budget
+    retrieval: Retrieval | None = None  # tierwise's retrieval tools, once there is a past (openai_recall)
 
 
 @dataclass
@@ -112,6 +114,8 @@ class Prepared:
     answered: bool = False
     lost: bool = False
     heavy: bool = False  # a long history: its store and memory work runs off the loop
+    steps: int = 1  # upstream requests for the answer (more when tierwise answered its retrieval tools)
+    retrieval: list[dict[str, Any]] = field(default_factory=list)  # those calls: name, ok, ms
 
     @property
     def chat_id(self) -> str:
@@ -426,16 +430,19 @@ class Sessions:
         users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
         upto = users[-1] if users else len(messages) - 1
         before = len(memory.memory.events)
-        pack = memory.pack(
+        build = partial(
+            memory.pack,
             turn.budget,
             conversation[upto:],  # as the client sent it: the step being answered whole, not compressed
-            system=turn.system,
-            tools=turn.tools,
             upto=upto,
             band=band,
             health=health,
             record=False,  # recorded by settle(), while the upstream answers
         )
+        if turn.retrieval is not None:  # with tierwise's retrieval tools, once there is a past
+            pack = turn.retrieval.pack(memory, build, turn.system, turn.tools)
+        else:
+            pack = build(system=turn.system, tools=turn.tools)
         compaction = list(memory.memory.events[before:])
         return Prepared(key, memory, pack, compaction, len(conversation) - start, self.lock(user, key))
 
@@ -542,7 +549,8 @@ class Sessions:
         details = {
             "source": "openai-compat",
             "reason": response.finish_reason or "stop",
-            "steps": 1,
+            "steps": prepared.steps,
+            **({"retrieval": prepared.retrieval} if prepared.retrieval else {}),
             "model": response.model,
             "messages_added": prepared.added + 1,
             "usage": {
