@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.fake_openai import FakeOpenAI, FakeReply, fake_openai
-from tests.server.test_openai_compat import Service, service, store
+from tests.server.test_openai_compat import Service, backend_store, service, store
 from tierwise.chat.housekeeping import RETRIEVAL_GUIDE, memory_tools
 from tierwise.providers import OpenAICompatProvider
 from tierwise.providers.base import ModelRequest, ModelResponse, ToolCall, Usage
@@ -25,7 +25,7 @@ from tierwise.server.openai_recall import MAX_ROUNDS
 from tierwise.store import Store
 from tierwise.tokens import get_counter
 
-__all__ = ["fake_openai", "store"]
+__all__ = ["backend_store", "fake_openai", "store"]
 
 pytestmark = pytest.mark.anyio
 
@@ -191,6 +191,31 @@ async def test_recall_segments_brings_an_archived_segment_back_to_the_upstream(s
     result = second.messages[-1]
     assert result["role"] == "tool" and result["tool_call_id"] == recalled.id
     assert result["content"].startswith("S1 ") and verbatim in result["content"]
+
+
+async def test_rounds_on_each_backend_then_the_next_request_continues_the_session(
+    backend_store: Store,
+) -> None:
+    """On PostgreSQL the session's work runs in worker threads (the tools wait for its lock there)."""
+    opened = tool_call("open_blob", sha256=sha(7))
+    model = ScriptedModel(opened, "Worker 7 is fine.", "You're welcome.")
+    svc = service(backend_store, model, WINDOW, RESERVE)
+    messages = history()
+    async with svc.client() as client:
+        raw = await client.chat.completions.with_raw_response.create(model="m", messages=messages)  # type: ignore[arg-type]
+        answer = raw.parse()
+        messages += [
+            {"role": "assistant", "content": answer.choices[0].message.content},
+            {"role": "user", "content": "Thanks."},
+        ]
+        again = await client.chat.completions.with_raw_response.create(model="m", messages=messages)  # type: ignore[arg-type]
+
+    assert answer.choices[0].message.content == "Worker 7 is fine."
+    assert model.requests[1].messages[-1]["content"] == log(7)
+    assert again.headers["x-tierwise-chat"] == raw.headers["x-tierwise-chat"]  # the history matched
+    (chat,) = await svc.api_chats()
+    stored = await svc.stored(chat.id)
+    assert stored[-3:] == [*messages[-2:], {"role": "assistant", "content": "You're welcome."}]
 
 
 # -- what passes through, what is bounded, what goes wrong ---------------------------------------
