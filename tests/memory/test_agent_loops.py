@@ -230,3 +230,49 @@ def test_a_re_read_file_supersedes_its_older_view() -> None:
         sent[first]["content"]
     )
     assert "Superseded" not in str(sent[again]["content"])  # the newer view stays
+
+
+def test_the_narrative_of_a_coding_session_names_the_files_it_changed() -> None:
+    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore())
+    turn: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    memory.add(turn[0])
+
+    def step(call_id: str, command: str, output: str, thought: str = "THOUGHT: next.") -> None:
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+        }
+        for message in (
+            {"role": "assistant", "content": thought, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": output},
+        ):
+            turn.append(message)
+            memory.add(message)
+
+    step("v", "nl -ba requests/adapters.py", _file(1, 150))
+    step(
+        "e",
+        "sed -i 's/proxy_headers = {}/proxy_headers = self.proxy_headers(proxy)/' requests/adapters.py",
+        "<returncode>0</returncode>\n<output>\n</output>",
+    )
+    step(
+        "t",
+        "pytest tests/test_adapters.py",
+        "<returncode>1</returncode>\n<output>\n"
+        "E   AssertionError: 407 != 200\n===== 1 failed, 12 passed in 0.4s =====\n</output>",
+        "THOUGHT: The proxy test still fails; I will check get_auth_from_url next.",
+    )
+    for k in range(40):
+        pack = pack_turn(memory, Budget(window=8000, reserve=0), turn, system=SYSTEM, upto=0)
+        for message in _step(k):
+            turn.append(message)
+            memory.add(message)
+    story = next(
+        m["content"] for m in pack.messages if m["role"] == "system" and "Story so far" in str(m["content"])
+    )
+    assert "Changed: requests/adapters.py (last: `sed -i 's/proxy_headers = {}/" in story
+    assert "Failing: `pytest tests/test_adapters.py` → 1 failed, 12 passed" in story
+    assert "Task: Fix the proxy bug in requests/adapters.py." in story
+    headers = story.split("## Conversation segments")[1]
+    assert "edited adapters.py" in headers  # a segment's header names the file it changed

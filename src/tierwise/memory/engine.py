@@ -117,6 +117,7 @@ class Memory:
         self._window: tuple[tuple[int, int | None, int, int, int], MessageGroups] | None = None
         self._superseded: dict[int, tuple[Mapping[str, Any], int]] = {}  # stubs (memory/steps.py)
         self._line_sets: dict[int, frozenset[str]] = {}  # a result's lines, for supersede
+        self._actions: tuple[int, list[Any]] = (0, [])  # a coding agent's steps read so far (steps.py)
         self._pinned: tuple[tuple[Any, ...], ContextLayer | None] | None = None
         self._resuming = False  # the next step keeps working memory if it fits (Memory.resume)
         self.backlog = False  # the head was made while a backlog of trios waited (Memory._settle)
@@ -596,9 +597,9 @@ class Memory:
         self.archived_upto = max(self.archived_upto, self.live_from)
         self._settle(older_than=self.live_from)  # summaries are shown once out of working memory
         layers: list[ContextLayer] = []
-        narrative = self.narrative.fit(
-            counter, min(NARRATIVE_TOKENS, int(room * policy.narrative_share))
-        ).render()
+        cap = min(NARRATIVE_TOKENS, int(room * policy.narrative_share))
+        narrative = steps.work_narrative(self, n, cap) if self.step_turn is not None else ""
+        narrative = narrative or self.narrative.fit(counter, cap).render()
         if narrative:
             layers.append(ContextLayer("narrative", "narrative", narrative))
         headers = self._headers(int(room * policy.headers_share), self.live_from)

@@ -18,10 +18,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from tierwise.memory import code
 from tierwise.memory.keyphrases import Vocabulary, key_phrases
 from tierwise.memory.narrative import day_label
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.turns import Turn, render_turn
+from tierwise.packing.layers import TRUNCATION_MARKER, truncate_text
 from tierwise.summarize.base import Summarizer, SummaryRejected, check_summary
 from tierwise.summarize.dates import CALENDAR_ABBREVIATIONS, CALENDAR_WORDS, anchor_dates
 from tierwise.summarize.extractive import ExtractiveSummarizer, content_words, is_filler, is_log_line
@@ -247,6 +249,10 @@ def make_trio(
     scrubber is kept as it is (it would come out the same): a segment shown with its header first
     and summarised later gets its header once.
     """
+    actions = code.actions_of(t.message for t in turns if t.message is not None)
+    if actions:  # a coding agent's steps: what it did, to which files, with what outcome (memory/code.py)
+        _code_trio(segment, actions, counter, scrubber, summarize)
+        return
     made_from = (segment.last, vocabulary, previous, counter, scrubber)
     if segment.header and _same(segment.made_from, made_from):
         words = vocabulary.upto(segment.seq) if vocabulary is not None else _own_vocabulary(segment)
@@ -273,6 +279,38 @@ def make_trio(
             summary = extractive.summarize(text, max_tokens=cap, focus=focus)
             summary = scrubber.scrub_text(summary) if scrubber is not None else summary
     segment.summary = dated + summary if summary else ""
+
+
+def _code_trio(
+    segment: Segment,
+    actions: Sequence[code.Action],
+    counter: TokenCounter,
+    scrubber: Scrubber | None,
+    summarize: bool,
+) -> None:
+    """A segment of an agent's steps: the header and summary say its files, commands and outcomes."""
+    scrub = scrubber.scrub_text if scrubber is not None else (lambda text: text)
+    header = scrub(code.header(actions))
+    for cut in (header, header.split(";")[0], header.split(" · ")[0]):  # the outcome's detail goes first
+        if counter.count(cut) <= HEADER_TOKENS:
+            header = cut
+            break
+    else:
+        header = truncate_text(header, HEADER_TOKENS, counter, min_tokens=1, force=True) or header[:40]
+    segment.header = header.replace(TRUNCATION_MARKER, "…")
+    segment.topic = segment.header
+    segment.entities = tuple(dict.fromkeys(p for a in actions for p in a.paths))[:10]
+    segment.outcome = actions[-1].outcome[:80]
+    if not summarize:
+        return
+    dated = f"{day_label(segment.started_at)}: " if segment.started_at is not None else ""
+    cap = SUMMARY_TOKENS - counter.count(dated)
+    summary = scrub(code.summary(actions))
+    if counter.count(summary) > cap:
+        summary = (truncate_text(summary, cap, counter, min_tokens=1, force=True) or "").replace(
+            TRUNCATION_MARKER, " …"
+        )
+    segment.summary = dated + summary
 
 
 def _make_header(

@@ -20,18 +20,28 @@ repeat each other from the start.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from tierwise.memory import code
 from tierwise.memory.blobs import compressed_sha256
 from tierwise.memory.outputs import head_tail
 from tierwise.packing.groups import MessageGroups
-from tierwise.packing.layers import ContextLayer
+from tierwise.packing.layers import TRUNCATION_MARKER, ContextLayer, truncate_text
 
 if TYPE_CHECKING:
     from tierwise.memory.engine import Memory
 
-__all__ = ["STEP_NOTE", "message_ids", "step_note", "supersede", "task_layer", "window_groups"]
+__all__ = [
+    "STEP_NOTE",
+    "message_ids",
+    "step_note",
+    "supersede",
+    "task_layer",
+    "window_groups",
+    "work_narrative",
+]
 
 STEP_NOTE = "[Added by tierwise from memory: lines of earlier output that this step's names match]"
 _SUPERSEDE_SHARE = 0.8  # a later output showing this share of a result's lines supersedes it
@@ -204,3 +214,39 @@ def _output_label(memory: Memory, index: int) -> str:
     """The heading of a tool output's retrieved lines: its segment and the call that made it."""
     where = memory._excerpt_label(memory.turns[index]).strip("[]").split(" · ")[0]
     return f"[{where} · output of {_call_of(memory, index)}]"
+
+
+def work_narrative(memory: Memory, end: int, cap: int) -> str:
+    """An agent loop's narrative (seed 003's ``CurrentContextSummary``), within ``cap`` tokens.
+
+    The task, the files changed and how, what is failing and passing, the last step and what the
+    agent said it would do next (:func:`tierwise.memory.code.work_summary`), read from the messages
+    before ``end`` as given; scrubbed. ``""`` if no step is a coding agent's (the chat narrative is
+    used instead).
+    """
+    done, actions = memory._actions
+    if done < end:  # read once, as the conversation grows: each step's call and result as given
+        start = max(0, done - 64)  # a call whose result was not in yet
+        given = [memory._given[i][0] if i in memory._given else memory.messages[i] for i in range(start, end)]
+        new = code.actions_of(given[done - start :], calls=given[: done - start])
+        actions = actions + new
+        memory._actions = (end, actions)
+    if not actions:
+        return ""
+    first = memory.messages[memory.first_user].get("content") if memory.first_user is not None else ""
+    task = re.sub(r"<[^>\n]{1,40}>", " ", str(first or ""))[:400]  # its words, not its markup
+    said = next(
+        (
+            str(m.get("content") or "")
+            for m in reversed(memory.messages[max(0, end - 8) : end])
+            if m.get("role") == "assistant" and m.get("content")
+        ),
+        "",
+    )
+    next_step = next((line for line in reversed(said.splitlines()) if line.strip()), "")
+    text = memory.scrubber.scrub_text(code.work_summary(task, actions, next_step))
+    if memory.counter.count(text) > cap:
+        text = (truncate_text(text, cap, memory.counter, min_tokens=1, force=True) or "").replace(
+            TRUNCATION_MARKER, " …"
+        )
+    return text
