@@ -33,7 +33,7 @@ class MemoryPolicy:
     low_water: float = 0.15  # a compaction step shrinks working memory to this share of its allowance
     step_low_water: float = 0.2  # the same in an agent loop (bench agents: 0.1-0.7 measured at 8k)
     whole_share: float = 0.7  # of that, the newest groups sent as given (large tool results whole)
-    whole_result_share: float = 0.25  # … unless one result is over this share of the room
+    whole_result_share: float = 0.2  # … unless one result is over this share of the room
     task_share: float = 0.25  # a turn's task (and the first user message) in an agent loop's steps
     step_retrieval_share: float = 0.0  # a step's note: earlier output's lines its names find (lines.py)
     past_share: float = 0.4  # a question opens retrieval: this share of its words missing (gate.py)
