@@ -23,14 +23,14 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from tierwise.budget import Budget
 from tierwise.memory import steps
 from tierwise.memory.analysis import Analysis, analyse, searchable
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result, compressed_sha256
 from tierwise.memory.compaction import CompactionEvent, plan_step
-from tierwise.memory.frame import Frame, headers_text, summaries_text
+from tierwise.memory.frame import Frame, summaries_text
 from tierwise.memory.frame import layers_cost as _cost
 from tierwise.memory.frame import updated as _updated
 from tierwise.memory.gate import PastGate
@@ -38,9 +38,10 @@ from tierwise.memory.keyphrases import Vocabulary
 from tierwise.memory.lines import LineIndex
 from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label
 from tierwise.memory.policy import MemoryPolicy
+from tierwise.memory.recall import Form, recall_segments, segment_headers
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
-from tierwise.memory.segments import Segment, Segmenter, full_text, make_trio, spoken
+from tierwise.memory.segments import Segment, Segmenter, make_trio, spoken
 from tierwise.memory.turns import Turn, excerpt, turn_from_message
 from tierwise.memory.upkeep import ModelUpkeep
 from tierwise.packing.groups import MessageGroups
@@ -53,7 +54,6 @@ __all__ = ["Form", "Frame", "Memory", "MemoryPolicy"]
 
 log = logging.getLogger(__name__)
 
-Form = Literal["header", "summary", "full"]
 
 _RETRIEVED_HEADING = ContextLayer("retrieved", "retrieved", "").heading
 
@@ -383,48 +383,9 @@ class Memory:
         """Segments by id as header, summary or full text (what the ``recall_segments`` tool returns).
 
         At most ``fulls_per_turn`` full segments per turn; beyond that, summaries are returned with a
-        note. Unknown ids get a message that lists the known range.
+        note. Unknown ids get a message that lists the known range (:mod:`tierwise.memory.recall`).
         """
-        by_id = {s.id: s for s in self.segments}
-        out = []
-        for raw in ids:
-            seg = by_id.get(str(raw).strip().upper())
-            if seg is None:
-                known = f"{self.segments[0].id}–{self.segments[-1].id}" if self.segments else "none yet"
-                out.append(f"{raw}: no such segment (known: {known}); ids look like S3.")
-                continue
-            self._trio(seg)
-            chosen: Form = form
-            if form == "full":
-                if self._fulls_this_turn >= self.policy.fulls_per_turn:
-                    quota = self.policy.fulls_per_turn
-                    out.append(f"{seg.id} (full-text quota of {quota} used; summary): {seg.summary}")
-                    continue
-                self._fulls_this_turn += 1
-            out.append(self._render_segment(seg, chosen))
-        return "\n\n".join(out)
-
-    def _render_segment(self, seg: Segment, form: Form) -> str:
-        if form == "header":
-            return f"{seg.id} {seg.header}"
-        if form == "summary":
-            return f"{seg.id} {seg.header}: {seg.summary}"
-        cached = self._fulls.get(seg.id)
-        if cached is None or not seg.closed:
-            cached = f"{seg.id} {seg.header}\n" + full_text(self.turns[seg.first : seg.last + 1])
-            if seg.closed:
-                self._fulls[seg.id] = cached
-                while len(self._fulls) > self.policy.full_cache_size:
-                    self._fulls.popitem(last=False)
-        else:
-            self._fulls.move_to_end(seg.id)
-        return cached
-
-    def _trio(self, seg: Segment) -> None:
-        if not seg.summary:
-            # On the request path (a tool call mid-turn): the extractive summary, never a model call.
-            turns = self.turns[seg.first : seg.last + 1]
-            make_trio(seg, turns, self.counter, scrubber=self.scrubber, **self._context(seg))
+        return recall_segments(self, ids, form)
 
     def groups(self, as_given: bool = False) -> MessageGroups:
         """Tool-call groups over every remembered message (``as_given``: large tool results whole)."""
@@ -649,22 +610,7 @@ class Memory:
 
     def _headers(self, budget: int, before: int | None = None) -> str:
         """One line per segment (those begun before turn ``before``, if given), oldest collapsed."""
-        known = [s for s in self.segments if before is None or s.first < before]
-        late = {id(s) for s in self._unsettled if before is None or s.last < before} if self.backlog else ()
-        waiting = [i + 1 for i, s in enumerate(known) if id(s) in late and not s.header]  # a range line
-        segments = known[max(waiting[-1] if waiting else 0, len(known) - self.policy.max_headers) :]
-        hidden = len(known) - len(segments)
-        lines = []
-        for seg in segments:
-            stale = not seg.closed or not seg.header  # growing, or summary deferred: header only
-            if stale and self._headed.get(seg.id) != seg.last:  # unchanged since last made: reuse
-                turns = self.turns[seg.first : seg.last + 1]
-                make_trio(
-                    seg, turns, self.counter, None, self.scrubber, summarize=False, **self._context(seg)
-                )
-                self._headed[seg.id] = seg.last
-            lines.append(f"{seg.id} {seg.header}")
-        return headers_text(self.segments, hidden, lines, budget, self.counter)
+        return segment_headers(self, budget, before)
 
 
 def _name(speaker: str) -> str:
