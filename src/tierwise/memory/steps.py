@@ -155,15 +155,16 @@ def task_layer(memory: Memory, task: int | None, available: int) -> ContextLayer
 
     Once a conversation is packed step by step (``memory.step_turn``), its first user message, and
     in a step the turn's (``task``), each cut to its share of ``policy.task_share`` of the budget
-    (head and tail, with the segment that holds it whole), as user messages in their order. The same
-    on every pack until working memory moves, for the prompt cache.
+    (head and tail, with the segment that holds it whole), as user messages in their order. Chosen
+    when working memory moves and held until it moves again (a turn that starts meanwhile is in
+    working memory), so packs between two compaction steps repeat each other from the start.
     """
     if memory.step_turn is None:
         return None
-    pinned = tuple(sorted(i for i in {memory.first_user, task} if i is not None and i < memory.live_from))
-    key = (pinned, available)
-    if memory._pinned is not None and memory._pinned[0] == key:
+    key = (memory.live_from, available)  # chosen when working memory moves, then held: a new turn
+    if memory._pinned is not None and memory._pinned[0] == key:  # does not change the pack's front
         return memory._pinned[1]
+    pinned = tuple(sorted(i for i in {memory.first_user, task} if i is not None and i < memory.live_from))
     layer = None
     if pinned:
         cap = max(64, int(available * memory.policy.task_share) // len(pinned))
