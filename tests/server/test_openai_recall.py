@@ -301,9 +301,7 @@ async def test_rounds_are_bounded_and_the_last_forbids_our_tools(store: Store) -
     ("given", "error"),
     [
         ("abc", "is not a blob hash"),
-        # an unknown hash: the store's NotFoundError is not a LookupError, so open_blob's own
-        # "no blob … is stored" line becomes the executor's "open_blob failed: NotFoundError …"
-        ("ab" * 32, "ab" * 32),
+        ("ab" * 32, f"error: no blob sha256:{'ab' * 32} is stored. Copy the hash exactly"),  # unknown
         ({"sha": "x"}, "invalid arguments for open_blob"),
     ],
 )

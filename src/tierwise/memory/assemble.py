@@ -21,13 +21,18 @@ from tierwise.packing.packer import Packer
 from tierwise.packing.report import Pack
 from tierwise.tokens import REPLY_PRIMING
 
-__all__ = ["STEP_SHARE", "TURN_SHARE", "pack_text", "pack_turn", "recap_history"]
+__all__ = ["AGENT_STEPS", "STEP_SHARE", "TURN_SHARE", "pack_text", "pack_turn", "recap_history"]
 
 Recap = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
 TURN_SHARE = 0.5
 """A turn in progress larger than this share of what the system prompt and tools leave is packed
 step by step (an agent loop): its completed steps become memory's turns, only the newest is sent whole."""
+
+AGENT_STEPS = 3
+"""A turn packed step by step with this many completed steps or more makes the conversation an
+agent loop: its later turns are packed step by step from their first step, its first user message
+stays pinned, its newest steps stay whole after a compaction step, its narrative is its work."""
 
 STEP_SHARE = 0.5
 """The step being answered may take this share of what the system prompt and tools leave; a result
@@ -76,6 +81,8 @@ def pack_turn(
     if step:  # a step of an agent loop: the turn's completed steps are memory's turns
         assert upto is not None
         task, memory.step_turn = upto, upto
+        if sum(1 for m in current[:step] if m.get("tool_calls")) >= AGENT_STEPS:
+            memory.agent_loop = True  # many steps to one message: an agent loop, for good
         in_turn = memory.message_ids(upto, upto + step)
         current = fit_step(memory, current[step:], upto + step, int((budget.available - fixed) * STEP_SHARE))
         upto += step
@@ -125,12 +132,13 @@ def _step_start(memory: Memory, current: Sequence[Mapping[str, Any]], upto: int 
     """Where the step being answered starts in ``current`` if the turn is packed step by step, else 0.
 
     A turn is packed step by step once it has outgrown :data:`TURN_SHARE` of ``free``, and from then
-    on every turn of the conversation (it is an agent loop: packs keep one layout), if memory holds
-    it (``upto``: its first message).
+    on until it ends (packs keep one layout), if memory holds it (``upto``: its first message). In an
+    agent loop (``memory.agent_loop``: a turn of :data:`AGENT_STEPS` steps or more was) every later
+    turn is too, from its first step: a harness's reminder starts a turn, not a chat.
     """
     if upto is None or len(current) < 2 or upto + len(current) != len(memory.messages):
         return 0
-    if memory.step_turn is None:
+    if memory.step_turn != upto and not memory.agent_loop:
         costs = memory.costs[upto : upto + len(current)]
         if (
             sum(costs) <= free * TURN_SHARE

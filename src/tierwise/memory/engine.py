@@ -42,6 +42,7 @@ from tierwise.memory.recall import Form, recall_segments, segment_headers
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.segments import Segment, Segmenter, make_trio, spoken
+from tierwise.memory.steps import NEVER_WHOLE
 from tierwise.memory.turns import Turn, excerpt, turn_from_message
 from tierwise.memory.upkeep import ModelUpkeep
 from tierwise.packing.groups import MessageGroups
@@ -109,6 +110,7 @@ class Memory:
         self.frame: Frame | None = None  # the packs' front until the next compaction step
         self.first_user: int | None = None  # the conversation's first user message (pinned in steps)
         self.step_turn: int | None = None  # the turn packed step by step (memory/assemble.py)
+        self.agent_loop = False  # a turn of many steps was: the conversation is an agent loop
         self._call_names: dict[str, str] = {}  # tool call id → the tool's name (for its result)
         self.lines = LineIndex()  # tool outputs' lines by the names in them (retrieval for steps)
         self._notes: dict[int, tuple[str, int]] = {}  # a step's retrieved lines, by its last message
@@ -538,28 +540,32 @@ class Memory:
             self.frame = Frame(available, False, (), caller, room - caller_cost)
             return self.frame
         head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
-        pin_share = policy.task_share if self.step_turn is not None else 0.0  # at most: _task_layer
+        pin_share = policy.task_share if self.step_turn is not None else 0.0  # at most: task_layer
         allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
         before = self.live_from
         low_water = policy.step_low_water if task is not None else policy.low_water
         target = allowance if resuming else int(allowance * low_water)
+        # In an agent loop the newest steps stay whole; a chat's large results go compressed (its
+        # tools' recaps say what they held), as do those it adds until the next step.
+        agent = self.agent_loop
         self.whole_from, self.whole_cap = 0, int(room * policy.whole_result_share)
         steps.supersede(self, before, n)  # re-read views and re-run commands: the older as a stub
-        self.live_from, self.whole_from = plan_step(
+        self.live_from, whole_from = plan_step(
             live_from=before,
             end=n,
             groups=self.groups(),
             target=target,
             max_messages=None if max_messages is None else max(1, max_messages // 2),
-            whole=self.window_groups(),
+            whole=self.window_groups() if agent else None,
             whole_target=int(target * policy.whole_share),
             start_on_user=task is None,
         )
+        self.whole_from = whole_from if agent else NEVER_WHOLE
         self.archived_upto = max(self.archived_upto, self.live_from)
         self._settle(older_than=self.live_from)  # summaries are shown once out of working memory
         layers: list[ContextLayer] = []
         cap = min(NARRATIVE_TOKENS, int(room * policy.narrative_share))
-        narrative = steps.work_narrative(self, n, cap) if self.step_turn is not None else ""
+        narrative = steps.work_narrative(self, n, cap) if self.agent_loop else ""
         narrative = narrative or self.narrative.fit(counter, cap).render()
         if narrative:
             layers.append(ContextLayer("narrative", "narrative", narrative))

@@ -33,7 +33,7 @@ from tierwise.budget import Budget, PruningBand
 from tierwise.collector import breathe
 from tierwise.memory.analysis import of_message, trusted
 from tierwise.memory.assemble import Recap, pack_turn
-from tierwise.memory.blobs import BlobRef
+from tierwise.memory.blobs import BlobRef, UnknownBlobError
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.engine import Form, Memory
 from tierwise.memory.narrative import Narrative
@@ -42,7 +42,7 @@ from tierwise.packing.layers import ContextLayer
 from tierwise.packing.prefix import shared_prefix
 from tierwise.packing.report import Pack
 from tierwise.packing.tiers import tier_breakdown
-from tierwise.store import Audit, Store, StoredMessage
+from tierwise.store import Audit, NotFoundError, Store, StoredMessage
 from tierwise.store.models import utcnow
 
 __all__ = [
@@ -95,8 +95,15 @@ class StoreBlobs:
         return BlobRef(ref.sha256, ref.size, ref.mime)
 
     def get(self, sha256: str, start: int | None = None, end: int | None = None) -> bytes:
-        """The bytes ``[start, end)`` of this user's blob."""
-        return self.store.get_blob(self.user_id, sha256, start, end)
+        """The bytes ``[start, end)`` of this user's blob.
+
+        Raises:
+            UnknownBlobError: this user has no blob with this sha256 (as the protocol says).
+        """
+        try:
+            return self.store.get_blob(self.user_id, sha256, start, end)
+        except NotFoundError:
+            raise UnknownBlobError(f"no blob sha256:{sha256}") from None
 
 
 class ChatMemory:

@@ -21,6 +21,7 @@ repeat each other from the start.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from tierwise.memory.engine import Memory
 
 __all__ = [
+    "NEVER_WHOLE",
     "STEP_NOTE",
     "message_ids",
     "step_note",
@@ -44,6 +46,8 @@ __all__ = [
 ]
 
 STEP_NOTE = "[Added by tierwise from memory: lines of earlier output that this step's names match]"
+NEVER_WHOLE = sys.maxsize
+"""``whole_from`` once a chat (not an agent loop) has compacted: its large results go compressed."""
 _SUPERSEDE_SHARE = 0.8  # a later output showing this share of a result's lines supersedes it
 _SUPERSEDE_MIN_TOKENS = 100  # smaller results are not worth a stub
 _LINE_CHARS = 8  # lines shorter than this (blank, braces) are not compared
@@ -153,18 +157,19 @@ def _call_of(memory: Memory, index: int) -> str:
 def task_layer(memory: Memory, task: int | None, available: int) -> ContextLayer | None:
     """The user messages of an agent loop that working memory has moved past (the ``task`` layer).
 
-    Once a conversation is packed step by step (``memory.step_turn``), its first user message, and
-    in a step the turn's (``task``), each cut to its share of ``policy.task_share`` of the budget
+    In a step of a turn (``task``: its user message) and, in an agent loop (``memory.agent_loop``),
+    the conversation's first user message, each cut to its share of ``policy.task_share`` of the budget
     (head and tail, with the segment that holds it whole), as user messages in their order. Chosen
     when working memory moves and held until it moves again (a turn that starts meanwhile is in
     working memory), so packs between two compaction steps repeat each other from the start.
     """
     if memory.step_turn is None:
         return None
+    first = memory.first_user if memory.agent_loop else None
     key = (memory.live_from, available)  # chosen when working memory moves, then held: a new turn
     if memory._pinned is not None and memory._pinned[0] == key:  # does not change the pack's front
         return memory._pinned[1]
-    pinned = tuple(sorted(i for i in {memory.first_user, task} if i is not None and i < memory.live_from))
+    pinned = tuple(sorted(i for i in {first, task} if i is not None and i < memory.live_from))
     layer = None
     if pinned:
         cap = max(64, int(available * memory.policy.task_share) // len(pinned))
