@@ -540,7 +540,8 @@ class Memory:
             self.frame = Frame(available, False, (), caller, room - caller_cost)
             return self.frame
         head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
-        pin_share = policy.task_share if self.step_turn is not None else 0.0  # at most: task_layer
+        pinning = self.agent_loop or task is not None
+        pin_share = policy.task_share if pinning else 0.0  # at most: steps.task_layer
         allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
         before = self.live_from
         low_water = policy.step_low_water if task is not None else policy.low_water
