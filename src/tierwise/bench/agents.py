@@ -254,6 +254,8 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
                     run.requests[i] = Request(
                         i, pack.messages, pack.tools, _segments(chat.memory, offset), ms
                     )
+                while chat.memory.summarize_step():  # the engine's upkeep while the model answers
+                    pass
                 chat.add(message)
                 turn.pending_calls = _calls(message)
             elif role == "tool":

@@ -56,6 +56,7 @@ from tierwise.chat.turn import (
     store_records,
     store_tool_results,
     stream_call,
+    upkeep_while_answering,
     usage_of,
 )
 from tierwise.errors import InputError, TierwiseError
@@ -431,7 +432,8 @@ class ChatEngine:
             with t.tracer.span(
                 "model.call", step=step, model=self.model or self.provider.model or ""
             ) as span:
-                response = await stream_call(t, self.provider, request)
+                async with upkeep_while_answering(chat.memory, partial(self._spend_upkeep, t)):
+                    response = await stream_call(t, self.provider, request)
                 span.attributes.update(
                     model=response.model,
                     finish_reason=response.finish_reason,

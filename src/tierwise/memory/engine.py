@@ -322,6 +322,25 @@ class Memory:
             self.backlog, self.frame, self._resuming = False, None, self.live_from > 0
         return False
 
+    @property
+    def unsummarized(self) -> bool:
+        """Whether closed segments wait for their trio or narrative update (:meth:`summarize_step`)."""
+        return bool(self._unsettled or self._unnarrated)
+
+    def summarize_step(self) -> bool:
+        """One summary or narrative update :meth:`maintain` would make (in its order); whether more wait.
+
+        What can run while a model answers, mid-turn: an agent loop closes many segments in one
+        turn, and the next compaction step would otherwise make all their trios on the request path.
+        """
+        if self._unnarrated:
+            self._narrate(self._unnarrated.pop(0))
+        elif self._unsettled:
+            segment = self._unsettled.pop(0)
+            self._summarize(segment)
+            self._unnarrated.append(segment)
+        return bool(self._unnarrated or self._unsettled)
+
     def compress(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
         """A tool message over the blob threshold as its compressed form (stored as a blob), else as given."""
         content = message.get("content")
