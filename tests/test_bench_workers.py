@@ -22,7 +22,7 @@ def empty_postgresql(postgresql_url: str) -> str:
 
 
 def test_serve_workers_keeps_every_session_whole_and_one_rate_limit(empty_postgresql: str) -> None:
-    result = run(empty_postgresql, processes=2, sessions=8, turns=3, rate=600, seconds=3, mode="workers")
+    result = run(empty_postgresql, processes=2, sessions=8, turns=3, rate=120, seconds=3, mode="workers")
     assert (result.requests, result.errors) == (24, 0), report(result)
     assert (result.lost, result.duplicated, result.split) == (0, 0, 0), report(result)
     assert result.refused > 0  # the clients asked beyond the limit
