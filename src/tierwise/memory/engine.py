@@ -560,7 +560,7 @@ class Memory:
             return self.frame
         head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
         pinning = self.agent_loop or task is not None
-        pin_share = policy.task_share if pinning else 0.0  # at most: steps.task_layer
+        pin_share = policy.task_share * 1.2 if pinning else 0.0  # the first + a fifth: steps.task_layer
         allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
         before = self.live_from
         low_water = policy.step_low_water if task is not None else policy.low_water

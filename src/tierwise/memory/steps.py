@@ -158,8 +158,9 @@ def task_layer(memory: Memory, task: int | None, available: int) -> ContextLayer
     """The user messages of an agent loop that working memory has moved past (the ``task`` layer).
 
     In a step of a turn (``task``: its user message) and, in an agent loop (``memory.agent_loop``),
-    the conversation's first user message, each cut to its share of ``policy.task_share`` of the budget
-    (head and tail, with the segment that holds it whole), as user messages in their order. Chosen
+    the conversation's first user message, as user messages in their order: the first cut to
+    ``policy.task_share`` of the budget, the turn's beside it to a fifth of that (head and tail, with
+    the segment that holds it whole; a cut that never depends on what is pinned beside it). Chosen
     when working memory moves and held until it moves again (a turn that starts meanwhile is in
     working memory), so packs between two compaction steps repeat each other from the start.
     """
@@ -172,9 +173,12 @@ def task_layer(memory: Memory, task: int | None, available: int) -> ContextLayer
     pinned = tuple(sorted(i for i in {first, task} if i is not None and i < memory.live_from))
     layer = None
     if pinned:
-        cap = max(64, int(available * memory.policy.task_share) // len(pinned))
+        share = int(available * memory.policy.task_share)
         messages: list[Mapping[str, Any]] = []
         for i in pinned:
+            # The first message's cut never depends on whether a turn's is pinned beside it: a new
+            # turn must not change the front of the pack it shares with the packs before.
+            cap = max(64, share // 5 if i != first and first in pinned else share)
             message = memory.messages[i]
             content = message.get("content")
             if isinstance(content, str) and memory.costs[i] > cap:
