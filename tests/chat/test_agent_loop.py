@@ -44,6 +44,14 @@ async def test_a_long_loop_in_a_small_budget_runs_to_its_answer(store: Store) ->
         assert users[0]["content"].startswith("Find why the proxy gets a 407")  # the task, every step
         last = request.messages[-1]  # the step being answered: its result whole
         assert last["role"] == "tool" and last["content"] == read_file.function(path=f"src/module_{k}.py")
+    # Memory's tools join the very call whose pack first points back (segments, blobs), mid-turn.
+    offered = [{t["function"]["name"] for t in r.tools} for r in model.requests]
+    points = [
+        "## Conversation segments" in str(r.messages) or "sha256:" in str(r.messages) for r in model.requests
+    ]
+    first = points.index(True)
+    assert not any({"open_blob", "recall_segments"} & names for names in offered[:first])
+    assert all({"open_blob", "recall_segments"} <= names for names in offered[first:])
 
 
 async def test_segments_closed_in_the_loop_are_summarised_while_the_model_answers(store: Store) -> None:

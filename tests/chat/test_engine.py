@@ -568,8 +568,8 @@ async def test_a_big_tool_result_is_stored_as_a_blob_and_sent_whole_while_the_ch
     digest = (stored.content or "").split("sha256:")[1][:64]
     assert store.get_blob(user, digest).decode().startswith("Line 0:")
     later, earlier = model.requests[2].messages, model.requests[1].messages
-    assert later[1 : len(earlier)] == earlier[1:]  # as sent: cached
-    # the stored blob gives the chat a past: open_blob joins the tools, its guide the system prompt
-    assert later[0]["content"] == earlier[0]["content"] + "\n\n" + RETRIEVAL_GUIDE
-    assert "open_blob" in _offered(model.requests[2]) and "open_blob" not in _offered(model.requests[1])
+    assert later[: len(earlier)] == earlier  # as sent: cached from the start
+    # nothing in the prompt points at the blob yet (the result is sent whole): no open_blob, no guide
+    assert RETRIEVAL_GUIDE not in later[0]["content"]
+    assert "open_blob" not in _offered(model.requests[2]) and "open_blob" not in _offered(model.requests[1])
     assert "Line 59:" in "\n".join(str(m.get("content")) for m in later) and digest not in str(later)

@@ -75,9 +75,10 @@ def test_a_result_too_large_for_its_share_keeps_head_and_tail_and_names_its_blob
     turn += [call, {"role": "tool", "tool_call_id": "c9", "content": huge}]
     for message in turn:
         memory.add(message)
-    pack = pack_turn(memory, Budget(window=8000, reserve=0), turn, system=SYSTEM, upto=0)
+    opens = [{"type": "function", "function": {"name": "open_blob", "parameters": {"type": "object"}}}]
+    pack = pack_turn(memory, Budget(window=8000, reserve=0), turn, system=SYSTEM, tools=opens, upto=0)
     shown = pack.messages[-1]["content"]
-    assert pack.report.total_tokens <= 8000
+    assert pack.report.total_tokens <= 8000 and memory.pointed  # the engine offers open_blob next
     lines = huge.splitlines()
     assert shown.startswith(lines[0]) and shown.endswith(lines[-1])
     assert f'open_blob(sha256="{hashlib.sha256(huge.encode()).hexdigest()}")' in shown

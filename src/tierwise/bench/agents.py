@@ -235,6 +235,7 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
             elif role == "assistant":
                 turn.steps += 1
                 current = ChatEngine._current(turn)
+                past = housekeeping.has_past(chat.memory)
                 tools = step_tools(registry, None, chat.memory, turn.steps, current, "", None)
                 began = time.perf_counter()
                 try:
@@ -246,6 +247,16 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
                         upto=turn.start,
                         record=False,
                     )
+                    if not past and housekeeping.has_past(chat.memory):  # as the engine: tools join now
+                        tools = step_tools(registry, None, chat.memory, turn.steps, current, "", None)
+                        pack = chat.pack(
+                            budget,
+                            current,
+                            system=housekeeping.guided(system, tools) or None,
+                            tools=tools,
+                            upto=turn.start,
+                            record=False,
+                        )
                 except BudgetError as exc:
                     run.requests[i] = None
                     run.errors.append(str(exc))

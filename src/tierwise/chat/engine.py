@@ -65,7 +65,7 @@ from tierwise.memory.engine import Memory
 from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.prefix import cache_breakpoints
-from tierwise.packing.report import PackReport
+from tierwise.packing.report import Pack, PackReport
 from tierwise.providers.base import ModelRequest, ModelResponse, Provider, ToolCall, Usage
 from tierwise.providers.errors import ProviderError
 from tierwise.providers.pricing import Price, cost
@@ -377,6 +377,7 @@ class ChatEngine:
             timeout_s=self.tool_timeout_s,
             strategies=self.tool_strategies,
         )  # no blobs here: storing a result compresses it for history; this turn sees it whole
+        had_past = housekeeping.has_past(chat.memory)
         for step in range(1, self.max_steps + 1):
             last = step == self.max_steps
             t.steps = step
@@ -384,25 +385,24 @@ class ChatEngine:
             band = band_for_health(health, self.guard.bands) if self.guard and health is not None else None
             events_before = len(chat.memory.events)
             current = self._current(t)
-            if step == 1 or self.offering is not None:  # without an offering: one tool list a turn
+            past = housekeeping.has_past(chat.memory)
+            # Without an offering, one tool list a turn — but the retrieval tools join the step that
+            # first has something to retrieve (an agent loop compacts within its one turn).
+            if step == 1 or self.offering is not None or past != had_past:
                 definitions = step_tools(
                     self.registry, self.offering, chat.memory, step, current, seen, row, self.toolbox
                 )
             with t.tracer.span("context.build", step=step) as span:
-                build = partial(
-                    chat.pack,
-                    budget,
-                    turn_recap(current, self.registry),  # lists the turn moved on from
-                    system=housekeeping.guided(self.system, definitions),
-                    tools=definitions,
-                    band=band,
-                    health=health,
-                    upto=t.start,
-                    layers=[*extra, last_step_note()] if last and definitions else extra,
-                    record=False,  # audited and snapshotted after done, off the answer's path
-                    recap=history_recap(self.registry),  # earlier turns' results: recaps (chat/recap.py)
-                )
-                pack = await off_loop(build) if heavy(chat) else build()  # a reload's: off the loop
+                build = partial(self._pack_step, chat, budget, current, band, health, t.start, extra, last)
+                pack = await off_loop(partial(build, definitions)) if heavy(chat) else build(definitions)
+                if self.offering is None and not past and housekeeping.has_past(chat.memory):
+                    # This pack compacted first (or cut a step): its pointers go out with their tools,
+                    # in the same call, so the prompt's front changes once.
+                    definitions = step_tools(
+                        self.registry, self.offering, chat.memory, step, current, seen, row, self.toolbox
+                    )
+                    pack = build(definitions)
+                had_past = housekeeping.has_past(chat.memory)
                 report = pack.report
                 span.attributes.update(
                     tokens=report.total_tokens,
@@ -504,6 +504,32 @@ class ChatEngine:
             for task in tasks:
                 task.cancel()
         self._store_tool_results(t)
+
+    def _pack_step(
+        self,
+        chat: ChatMemory,
+        budget: Budget,
+        current: list[Mapping[str, Any]],
+        band: Any,
+        health: float | None,
+        start: int,
+        extra: Sequence[ContextLayer],
+        last: bool,
+        tools: list[dict[str, Any]],
+    ) -> Pack:
+        """One model call's pack: the turn so far with memory, offered ``tools`` (audited after done)."""
+        return chat.pack(
+            budget,
+            turn_recap(current, self.registry),  # lists the turn moved on from
+            system=housekeeping.guided(self.system, tools),
+            tools=tools,
+            band=band,
+            health=health,
+            upto=start,
+            layers=[*extra, last_step_note()] if last and tools else extra,
+            record=False,  # audited and snapshotted after done, off the answer's path
+            recap=history_recap(self.registry),  # earlier turns' results: recaps (chat/recap.py)
+        )
 
     def _store_tool_results(self, t: TurnState) -> None:
         store_tool_results(t, self.max_result_tokens)

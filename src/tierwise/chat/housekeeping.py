@@ -161,16 +161,16 @@ def memory_tools() -> list[Tool]:
 def has_past(memory: Memory | None) -> bool:
     """Whether ``memory`` holds something a retrieval tool could bring back.
 
-    True once part of the conversation has left working memory (segments, summaries) or a tool
-    result was stored compressed (a blob reference), and true from then on for that memory.
+    True once part of the conversation has left working memory (segments, summaries) or a pack
+    points at a stored result (a compressed one sent as such, a cut step: ``Memory.points_back``), and
+    true from then on for that memory. A result stored as a blob but still sent whole (a turn, or an
+    agent loop before its first compaction) points nowhere yet.
     """
     if memory is None:
         return False
     if _HAS_PAST.get(memory):
         return True
-    found = memory.live_from > 0 or any(
-        turn.role == "tool" and _BLOB_MARK in turn.text for turn in memory.turns
-    )
+    found = memory.points_back(_BLOB_MARK)
     if found:
         _HAS_PAST[memory] = True
     return found

@@ -84,7 +84,13 @@ def pack_turn(
         if sum(1 for m in current[:step] if m.get("tool_calls")) >= AGENT_STEPS:
             memory.agent_loop = True  # many steps to one message: an agent loop, for good
         in_turn = memory.message_ids(upto, upto + step)
-        current = fit_step(memory, current[step:], upto + step, int((budget.available - fixed) * STEP_SHARE))
+        current = fit_step(
+            memory,
+            current[step:],
+            upto + step,
+            int((budget.available - fixed) * STEP_SHARE),
+            opens=any((t.get("function") or {}).get("name") == "open_blob" for t in tools),
+        )
         upto += step
         note_room = int((budget.available - fixed) * memory.policy.step_retrieval_share)
     texts = any(layer.form == "text" for layer in base)
@@ -161,12 +167,14 @@ def step_text(step: Sequence[Mapping[str, Any]]) -> str:
 
 
 def fit_step(
-    memory: Memory, step: Sequence[Mapping[str, Any]], at: int, room: int
+    memory: Memory, step: Sequence[Mapping[str, Any]], at: int, room: int, *, opens: bool = True
 ) -> Sequence[Mapping[str, Any]]:
     """The step being answered, whole if it fits ``room``; else each tool result cut to its share.
 
     A cut result keeps its head and tail; the line between says how much was left out and, for a
-    result memory keeps as a blob (``at``: the step's first message in memory), how to read it.
+    result memory keeps as a blob (``at``: the step's first message in memory) when the pack offers
+    ``open_blob`` (``opens``), how to read it. A cut makes memory point back (``memory.pointed``):
+    a chat engine offers its retrieval tools from the next call on.
     """
     counter = memory.counter
     costs = [counter.count_message(m) for m in step]
@@ -186,7 +194,8 @@ def fit_step(
             if at + i < len(memory.messages)
             else None
         )
-        where = f': open_blob(sha256="{sha}") reads all of it' if sha else ""
+        where = f': open_blob(sha256="{sha}") reads all of it' if sha and opens else ""
+        memory.pointed = True
         pointer = f"[… {content.count(chr(10)) + 1:,} lines in all, the middle left out{where}]"
         out[i] = {**step[i], "content": head_tail(content, counter, share - 8, pointer)}
     return out

@@ -111,6 +111,7 @@ class Memory:
         self.first_user: int | None = None  # the conversation's first user message (pinned in steps)
         self.step_turn: int | None = None  # the turn packed step by step (memory/assemble.py)
         self.agent_loop = False  # a turn of many steps was: the conversation is an agent loop
+        self.pointed = False  # a step was cut to fit, its rest left in a blob (assemble.fit_step)
         self._call_names: dict[str, str] = {}  # tool call id → the tool's name (for its result)
         self.lines = LineIndex()  # tool outputs' lines by the names in them (retrieval for steps)
         self._notes: dict[int, tuple[str, int]] = {}  # a step's retrieved lines, by its last message
@@ -321,6 +322,16 @@ class Memory:
         if self.backlog:  # the head was provisional: the next pack makes it anew, as after a reload
             self.backlog, self.frame, self._resuming = False, None, self.live_from > 0
         return False
+
+    def points_back(self, mark: str) -> bool:
+        """Whether a pack may point at what it left out.
+
+        Archived turns, a stored result it sends compressed (one whose text has ``mark`` and no form
+        as given to send instead), or a step cut to fit (:func:`~tierwise.memory.assemble.fit_step`).
+        """
+        if self.live_from > 0 or self.pointed:
+            return True
+        return any(t.role == "tool" and t.index not in self._given and mark in t.text for t in self.turns)
 
     @property
     def unsummarized(self) -> bool:
