@@ -17,12 +17,22 @@ low-water mark or, when not even that fits, with the newest group alone.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from tierwise.memory import steps
+from tierwise.memory.frame import Frame, summaries_text
+from tierwise.memory.frame import layers_cost as _cost
+from tierwise.memory.narrative import NARRATIVE_TOKENS
+from tierwise.memory.steps import NEVER_WHOLE
 from tierwise.packing.groups import MessageGroups
+from tierwise.packing.layers import ContextLayer
 
-__all__ = ["CompactionEvent", "plan_step"]
+if TYPE_CHECKING:
+    from tierwise.memory.engine import Memory
+
+__all__ = ["CompactionEvent", "compaction_step", "plan_step"]
 
 log = logging.getLogger(__name__)
 
@@ -92,3 +102,90 @@ def plan_step(
         "compaction step: working memory from turn %d -> %d (target %d tokens)", live_from, start, target
     )
     return start, max(whole_from, start)
+
+
+def compaction_step(
+    memory: Memory,
+    room: int,
+    heads: Sequence[ContextLayer],
+    n: int,
+    window: int,
+    available: int,
+    max_messages: int | None,
+    task: int | None = None,
+) -> Frame:
+    """A compaction step: working memory to its low-water mark, the head made anew (see :class:`Frame`).
+
+    In an agent loop (``task``: the turn's user message in a step) the low-water mark is
+    ``step_low_water``, the newest steps stay whole (``whole_from``) and the narrative is its work.
+    """
+    counter, policy = memory.counter, memory.policy
+    old, resuming, memory._resuming = memory.frame, memory._resuming, False
+    caller = {layer.id: layer for layer in heads}
+    caller_cost = _cost(heads, counter)
+    everything = None
+    if memory.live_from == 0:  # the whole conversation, large tool results whole
+        everything = memory.groups(as_given=True).cost_between(0, n) if n else 0
+    if (
+        everything is not None
+        and caller_cost + everything <= room
+        and (max_messages is None or n <= max_messages)
+    ):  # the whole conversation fits: sent as given, nothing added
+        memory.whole_from, memory.whole_cap = 0, None
+        memory.frame = Frame(available, False, (), caller, room - caller_cost)
+        return memory.frame
+    head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
+    pinning = memory.agent_loop or task is not None
+    pin_share = policy.task_share * 1.2 if pinning else 0.0  # the first + a fifth: steps.task_layer
+    allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
+    before = memory.live_from
+    low_water = policy.step_low_water if task is not None else policy.low_water
+    target = allowance if resuming else int(allowance * low_water)
+    # In an agent loop the newest steps stay whole; a chat's large results go compressed (its
+    # tools' recaps say what they held), as do those it adds until the next step.
+    agent = memory.agent_loop
+    memory.whole_from, memory.whole_cap = 0, int(room * policy.whole_result_share)
+    steps.supersede(memory, before, n)  # re-read views and re-run commands: the older as a stub
+    memory.live_from, whole_from = plan_step(
+        live_from=before,
+        end=n,
+        groups=memory.groups(),
+        target=target,
+        max_messages=None if max_messages is None else max(1, max_messages // 2),
+        whole=memory.window_groups() if agent else None,
+        whole_target=int(target * policy.whole_share),
+        start_on_user=task is None,
+    )
+    memory.whole_from = whole_from if agent else NEVER_WHOLE
+    memory.archived_upto = max(memory.archived_upto, memory.live_from)
+    memory._settle(older_than=memory.live_from)  # summaries are shown once out of working memory
+    layers: list[ContextLayer] = []
+    cap = min(NARRATIVE_TOKENS, int(room * policy.narrative_share))
+    narrative = steps.work_narrative(memory, n, cap) if memory.agent_loop else ""
+    narrative = narrative or memory.narrative.fit(counter, cap).render()
+    if narrative:
+        layers.append(ContextLayer("narrative", "narrative", narrative))
+    headers = memory._headers(int(room * policy.headers_share), memory.live_from)
+    if headers:
+        layers.append(ContextLayer("headers", "headers", headers, truncatable=True))
+    older = [seg for seg in memory.segments if seg.last < memory.live_from and seg.closed and seg.summary]
+    summaries = summaries_text(older[-policy.summary_segments :], int(room * policy.summaries_share), counter)
+    if summaries:
+        layers.append(ContextLayer("summaries", "summaries", summaries))
+    head = _cost(layers, counter)
+    after = memory.window_groups().cost_between(memory.live_from, n) if n else 0
+    pin = steps.task_layer(memory, task, available)
+    head += pin.tokens(counter) if pin is not None else 0
+    cache = 0
+    if old is not None:
+        cache = _cost(old.layers, counter) + _cost(old.caller.values(), counter) + window
+    event = CompactionEvent("step", low_water, window, after, before, memory.live_from, allowance, cache)
+    memory.events.append(event)
+    memory.frame = Frame(
+        available,
+        True,
+        tuple(layers),
+        caller,
+        max(after, room - caller_cost - head - int(room * policy.retrieval_share)),
+    )
+    return memory.frame

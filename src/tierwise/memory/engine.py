@@ -29,20 +29,19 @@ from tierwise.budget import Budget
 from tierwise.memory import steps
 from tierwise.memory.analysis import Analysis, analyse, searchable
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result, compressed_sha256
-from tierwise.memory.compaction import CompactionEvent, plan_step
-from tierwise.memory.frame import Frame, summaries_text
+from tierwise.memory.compaction import CompactionEvent, compaction_step
+from tierwise.memory.frame import Frame
 from tierwise.memory.frame import layers_cost as _cost
 from tierwise.memory.frame import updated as _updated
 from tierwise.memory.gate import PastGate
 from tierwise.memory.keyphrases import Vocabulary
 from tierwise.memory.lines import LineIndex
-from tierwise.memory.narrative import NARRATIVE_TOKENS, Narrative, day_label
+from tierwise.memory.narrative import Narrative, day_label
 from tierwise.memory.policy import MemoryPolicy
 from tierwise.memory.recall import Form, recall_segments, segment_headers
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.segments import Segment, Segmenter, make_trio, spoken
-from tierwise.memory.steps import NEVER_WHOLE
 from tierwise.memory.turns import Turn, excerpt, turn_from_message
 from tierwise.memory.upkeep import ModelUpkeep
 from tierwise.packing.groups import MessageGroups
@@ -553,79 +552,8 @@ class Memory:
         max_messages: int | None,
         task: int | None = None,
     ) -> Frame:
-        """A compaction step: working memory to its low-water mark, the head made anew (see Frame)."""
-        counter, policy = self.counter, self.policy
-        old, resuming, self._resuming = self.frame, self._resuming, False
-        caller = {layer.id: layer for layer in heads}
-        caller_cost = _cost(heads, counter)
-        everything = None
-        if self.live_from == 0:  # the whole conversation, large tool results whole
-            everything = self.groups(as_given=True).cost_between(0, n) if n else 0
-        if (
-            everything is not None
-            and caller_cost + everything <= room
-            and (max_messages is None or n <= max_messages)
-        ):  # the whole conversation fits: sent as given, nothing added
-            self.whole_from, self.whole_cap = 0, None
-            self.frame = Frame(available, False, (), caller, room - caller_cost)
-            return self.frame
-        head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
-        pinning = self.agent_loop or task is not None
-        pin_share = policy.task_share * 1.2 if pinning else 0.0  # the first + a fifth: steps.task_layer
-        allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
-        before = self.live_from
-        low_water = policy.step_low_water if task is not None else policy.low_water
-        target = allowance if resuming else int(allowance * low_water)
-        # In an agent loop the newest steps stay whole; a chat's large results go compressed (its
-        # tools' recaps say what they held), as do those it adds until the next step.
-        agent = self.agent_loop
-        self.whole_from, self.whole_cap = 0, int(room * policy.whole_result_share)
-        steps.supersede(self, before, n)  # re-read views and re-run commands: the older as a stub
-        self.live_from, whole_from = plan_step(
-            live_from=before,
-            end=n,
-            groups=self.groups(),
-            target=target,
-            max_messages=None if max_messages is None else max(1, max_messages // 2),
-            whole=self.window_groups() if agent else None,
-            whole_target=int(target * policy.whole_share),
-            start_on_user=task is None,
-        )
-        self.whole_from = whole_from if agent else NEVER_WHOLE
-        self.archived_upto = max(self.archived_upto, self.live_from)
-        self._settle(older_than=self.live_from)  # summaries are shown once out of working memory
-        layers: list[ContextLayer] = []
-        cap = min(NARRATIVE_TOKENS, int(room * policy.narrative_share))
-        narrative = steps.work_narrative(self, n, cap) if self.agent_loop else ""
-        narrative = narrative or self.narrative.fit(counter, cap).render()
-        if narrative:
-            layers.append(ContextLayer("narrative", "narrative", narrative))
-        headers = self._headers(int(room * policy.headers_share), self.live_from)
-        if headers:
-            layers.append(ContextLayer("headers", "headers", headers, truncatable=True))
-        older = [seg for seg in self.segments if seg.last < self.live_from and seg.closed and seg.summary]
-        summaries = summaries_text(
-            older[-policy.summary_segments :], int(room * policy.summaries_share), counter
-        )
-        if summaries:
-            layers.append(ContextLayer("summaries", "summaries", summaries))
-        head = _cost(layers, counter)
-        after = self.window_groups().cost_between(self.live_from, n) if n else 0
-        pin = steps.task_layer(self, task, available)
-        head += pin.tokens(counter) if pin is not None else 0
-        cache = 0
-        if old is not None:
-            cache = _cost(old.layers, counter) + _cost(old.caller.values(), counter) + window
-        event = CompactionEvent("step", low_water, window, after, before, self.live_from, allowance, cache)
-        self.events.append(event)
-        self.frame = Frame(
-            available,
-            True,
-            tuple(layers),
-            caller,
-            max(after, room - caller_cost - head - int(room * policy.retrieval_share)),
-        )
-        return self.frame
+        """A compaction step (:func:`tierwise.memory.compaction.compaction_step`)."""
+        return compaction_step(self, room, heads, n, window, available, max_messages, task)
 
     @property
     def notes(self) -> dict[int, str]:
