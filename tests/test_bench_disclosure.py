@@ -112,11 +112,12 @@ def test_earlier_results_are_recaps_on_the_progressive_side_only(monkeypatch: py
             assert sum(row["parts"].values()) == row["tokens_sent"]  # the parts are the whole prompt
     parts = s["parts"]
     assert parts["progressive"]["tool_schemas"] < parts["full"]["tool_schemas"] / 2  # the chat's toolbox
-    # every tool on every call: more sent, and more billed; each call only its own tools: fewer sent,
-    # but the cache then misses, so more billed
+    # every tool on every call: more sent; each call only its own tools: fewer sent, but the cache then
+    # misses, so more billed. (Every tool on every call is billed less than the toolbox on this one
+    # dialogue since memory's retrieval tools join only when a pack points back: issue 29.)
     sent, billed = s["tokens_sent"], s["billed_tokens"]
     assert sent["per_call"] < sent["progressive"] < sent["every_tool"]
-    assert billed["progressive"] < billed["every_tool"] and billed["progressive"] < billed["per_call"]
+    assert billed["progressive"] < billed["per_call"]
     assert s["variants"]["per_call"]["reduction"] == pytest.approx(
         1 - sent["per_call"] / sent["full"], abs=1e-4
     )
