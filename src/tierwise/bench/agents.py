@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -237,26 +238,12 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
                 current = ChatEngine._current(turn)
                 past = housekeeping.has_past(chat.memory)
                 tools = step_tools(registry, None, chat.memory, turn.steps, current, "", None)
+                build = partial(_pack, chat, budget, current, system, turn.start)
                 began = time.perf_counter()
                 try:
-                    pack = chat.pack(
-                        budget,
-                        current,
-                        system=housekeeping.guided(system, tools) or None,
-                        tools=tools,
-                        upto=turn.start,
-                        record=False,
-                    )
+                    pack = build(tools)
                     if not past and housekeeping.has_past(chat.memory):  # as the engine: tools join now
-                        tools = step_tools(registry, None, chat.memory, turn.steps, current, "", None)
-                        pack = chat.pack(
-                            budget,
-                            current,
-                            system=housekeeping.guided(system, tools) or None,
-                            tools=tools,
-                            upto=turn.start,
-                            record=False,
-                        )
+                        pack = build(step_tools(registry, None, chat.memory, turn.steps, current, "", None))
                 except BudgetError as exc:
                     run.requests[i] = None
                     run.errors.append(str(exc))
@@ -282,6 +269,16 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
         return run
     finally:
         store.close()
+
+
+def _pack(
+    chat: Any, budget: Budget, current: Any, system: str, start: int, tools: list[dict[str, Any]]
+) -> Any:
+    """One model call's pack on the chat path, ``tools`` offered and their guide joined (as the engine)."""
+    from tierwise.chat import housekeeping
+
+    guided = housekeeping.guided(system, tools) or None
+    return chat.pack(budget, current, system=guided, tools=tools, upto=start, record=False)
 
 
 @contextmanager

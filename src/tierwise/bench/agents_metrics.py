@@ -37,6 +37,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tierwise.chat.housekeeping import RETRIEVAL_GUIDE
+from tierwise.memory.assemble import messages_text
 from tierwise.packing.prefix import shared_prefix
 from tierwise.store.checks import clean_text
 from tierwise.tokens import TokenCounter
@@ -187,16 +188,8 @@ def kept_items(messages: Sequence[Message], i: int) -> dict[str, list[int]]:
 
 def request_text(messages: Sequence[Message]) -> str:
     """Everything a request's messages say: contents; each tool call's name, arguments and their strings."""
-    parts: list[str] = []
+    parts = [messages_text(messages)]
     for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-        for call in message.get("tool_calls") or ():
-            fn = call.get("function") or {}
-            parts.append(f"{fn.get('name', '')}({fn.get('arguments', '')})")
         parts.extend(argument_strings(message))
     return "\n".join(parts)
 

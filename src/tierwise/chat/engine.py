@@ -40,7 +40,6 @@ from tierwise.chat import housekeeping
 from tierwise.chat.costguard import BudgetExceeded, CostGuard, unpriced_warning
 from tierwise.chat.events import DoneEvent, ErrorEvent, ToolCallComplete, ToolCallStart, TurnEvent
 from tierwise.chat.memories import ChatMemories, default_memory, heavy, off_loop
-from tierwise.chat.recap import history_recap, turn_recap
 from tierwise.chat.titles import title_chat
 from tierwise.chat.trace import Tracer
 from tierwise.chat.turn import (
@@ -50,7 +49,7 @@ from tierwise.chat.turn import (
     account_side_call,
     chat_budget,
     created_entities,
-    last_step_note,
+    pack_step,
     seen_text,
     step_tools,
     store_records,
@@ -65,7 +64,7 @@ from tierwise.memory.engine import Memory
 from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.prefix import cache_breakpoints
-from tierwise.packing.report import Pack, PackReport
+from tierwise.packing.report import PackReport
 from tierwise.providers.base import ModelRequest, ModelResponse, Provider, ToolCall, Usage
 from tierwise.providers.errors import ProviderError
 from tierwise.providers.pricing import Price, cost
@@ -393,7 +392,8 @@ class ChatEngine:
                     self.registry, self.offering, chat.memory, step, current, seen, row, self.toolbox
                 )
             with t.tracer.span("context.build", step=step) as span:
-                build = partial(self._pack_step, chat, budget, current, band, health, t.start, extra, last)
+                made = (chat, self.registry, self.system, budget, current, (band, health), t.start)
+                build = partial(pack_step, *made, extra, last)
                 pack = await off_loop(partial(build, definitions)) if heavy(chat) else build(definitions)
                 if self.offering is None and not past and housekeeping.has_past(chat.memory):
                     # This pack compacted first (or cut a step): its pointers go out with their tools,
@@ -504,32 +504,6 @@ class ChatEngine:
             for task in tasks:
                 task.cancel()
         self._store_tool_results(t)
-
-    def _pack_step(
-        self,
-        chat: ChatMemory,
-        budget: Budget,
-        current: list[Mapping[str, Any]],
-        band: Any,
-        health: float | None,
-        start: int,
-        extra: Sequence[ContextLayer],
-        last: bool,
-        tools: list[dict[str, Any]],
-    ) -> Pack:
-        """One model call's pack: the turn so far with memory, offered ``tools`` (audited after done)."""
-        return chat.pack(
-            budget,
-            turn_recap(current, self.registry),  # lists the turn moved on from
-            system=housekeeping.guided(self.system, tools),
-            tools=tools,
-            band=band,
-            health=health,
-            upto=start,
-            layers=[*extra, last_step_note()] if last and tools else extra,
-            record=False,  # audited and snapshotted after done, off the answer's path
-            recap=history_recap(self.registry),  # earlier turns' results: recaps (chat/recap.py)
-        )
 
     def _store_tool_results(self, t: TurnState) -> None:
         store_tool_results(t, self.max_result_tokens)

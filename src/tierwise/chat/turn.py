@@ -15,7 +15,7 @@ from tierwise.budget import Budget, band_for_health
 from tierwise.chat import housekeeping
 from tierwise.chat.costguard import CostGuard
 from tierwise.chat.events import DoneEvent, DoneReason, ErrorEvent, Notice, TextEvent, TurnEvent, UsageEvent
-from tierwise.chat.recap import history_recap
+from tierwise.chat.recap import history_recap, turn_recap
 from tierwise.chat.trace import Tracer
 from tierwise.chat.usage import ToolUsage, usage_report
 from tierwise.collector import run_long
@@ -431,6 +431,37 @@ def step_tools(
 
 _STOPPED_CALL = "stopped by the user before {name} finished; its effect, if any, is unknown"
 _NOT_RUN = "not run: the turn was stopped before this call started"
+
+
+def pack_step(
+    chat: ChatMemory,
+    registry: ToolRegistry,
+    system: str,
+    budget: Budget,
+    current: Sequence[Mapping[str, Any]],
+    guard: tuple[Any, float | None],
+    start: int,
+    extra: Sequence[ContextLayer],
+    last: bool,
+    tools: list[dict[str, Any]],
+) -> Pack:
+    """One model call's pack: the turn so far with memory, ``tools`` offered with their guide.
+
+    ``guard`` is the cost guard's pruning band and health; audited and snapshotted after done.
+    """
+    band, health = guard
+    return chat.pack(
+        budget,
+        turn_recap(current, registry),  # lists the turn moved on from
+        system=housekeeping.guided(system, tools),
+        tools=tools,
+        band=band,
+        health=health,
+        upto=start,
+        layers=[*extra, last_step_note()] if last and tools else extra,
+        record=False,  # audited and snapshotted after done, off the answer's path
+        recap=history_recap(registry),  # earlier turns' results: recaps (chat/recap.py)
+    )
 
 
 def store_tool_results(t: TurnState, whole_limit: int | None) -> None:

@@ -21,7 +21,15 @@ from tierwise.packing.packer import Packer
 from tierwise.packing.report import Pack
 from tierwise.tokens import REPLY_PRIMING
 
-__all__ = ["AGENT_STEPS", "STEP_SHARE", "TURN_SHARE", "pack_text", "pack_turn", "recap_history"]
+__all__ = [
+    "AGENT_STEPS",
+    "STEP_SHARE",
+    "TURN_SHARE",
+    "messages_text",
+    "pack_text",
+    "pack_turn",
+    "recap_history",
+]
 
 Recap = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
@@ -242,8 +250,13 @@ def recap_history(
 
 def pack_text(pack: Pack) -> str:
     """Every text the pack sends, in order (message contents, then tool definitions as JSON)."""
+    return messages_text(pack.messages)
+
+
+def messages_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Every text of ``messages`` in order: contents, text parts, tool calls as ``name(arguments)``."""
     parts: list[str] = []
-    for message in pack.messages:
+    for message in messages:
         content = message.get("content")
         if isinstance(content, str):
             parts.append(content)
