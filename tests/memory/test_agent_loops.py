@@ -9,7 +9,9 @@ from typing import Any
 from tierwise.budget import Budget
 from tierwise.memory.assemble import pack_text, pack_turn
 from tierwise.memory.blobs import InMemoryBlobStore, compressed_sha256
+from tierwise.memory.compaction import step_interval
 from tierwise.memory.engine import Memory
+from tierwise.memory.policy import MemoryPolicy
 from tierwise.tokens import get_counter
 
 SYSTEM = "You are a coding agent. Run one shell command per step."
@@ -35,9 +37,9 @@ def _step(k: int) -> tuple[dict[str, Any], dict[str, Any]]:
     return call_msg, {"role": "tool", "tool_call_id": f"c{k}", "content": _file(k, size)}
 
 
-def _loop(steps: int, budget: int) -> tuple[Memory, list[Any]]:
+def _loop(steps: int, budget: int, policy: MemoryPolicy | None = None) -> tuple[Memory, list[Any]]:
     """A task and ``steps`` steps, packed before every model call as the chat engine does."""
-    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore())
+    memory = Memory(counter=get_counter("o200k_base"), blobs=InMemoryBlobStore(), policy=policy)
     turn = [{"role": "user", "content": TASK}]
     memory.add(turn[0])
     packs = []
@@ -58,6 +60,43 @@ def test_a_300_step_loop_at_8k_never_raises_and_keeps_the_task() -> None:
         users = [m for m in pack.messages if m["role"] == "user"]
         assert users and users[0]["content"].startswith("Fix the proxy bug in requests/adapters.py.")
         assert users[0]["content"].rstrip().endswith("gets 407.")  # head and tail of a cut task
+
+
+def _billed(packs: list[Any]) -> float:
+    """Input tokens billed with each pack's prefix shared with the one before at the cached 10%."""
+    from tierwise.bench.agents_metrics import Request, effective
+
+    counter = get_counter("o200k_base")
+    return effective([Request(k, p.messages) for k, p in enumerate(packs)], counter)[1]
+
+
+def test_working_memory_grows_only_as_far_as_the_cache_price_makes_cheapest() -> None:
+    memory, packs = _loop(120, 64_000)
+    _, filling = _loop(120, 64_000, MemoryPolicy(cached_rate=None))
+    largest = max(p.report.total_tokens for p in packs)
+    assert len(memory.events) >= 2 and largest < 40_000 < max(p.report.total_tokens for p in filling)
+    assert _billed(packs) < 0.9 * _billed(filling)
+    for pack in packs[1:]:  # still every step whole, and the task
+        assert pack.messages[1]["content"].startswith("Fix the proxy bug")
+
+
+def test_the_interval_between_steps_is_the_cheapest_one() -> None:
+    rebill, growth, rate = 3_000, 500, 0.1
+    best = step_interval(rebill, growth, rate)
+
+    def per_step(g: int) -> float:  # the growth's cached cost on average, plus the step's re-bill
+        return rate * g / 2 + (1 - rate) * rebill * growth / g
+
+    assert per_step(best) < min(per_step(best // 2), per_step(best * 2))
+    assert step_interval(rebill, growth, 0.5) < best < step_interval(rebill * 2, growth, rate)
+    assert step_interval(rebill, 0, rate) == 0
+
+
+def test_a_cached_rate_outside_0_to_1_names_the_fix() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        MemoryPolicy(cached_rate=0)
 
 
 def test_the_step_being_answered_is_sent_whole() -> None:

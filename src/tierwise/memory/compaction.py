@@ -12,11 +12,16 @@ memory layers are refreshed in the same step, so the front of the pack changes o
 Why it cannot loop or skip: a step only moves the start forward, runs at most once per pack, is
 logged with tokens before and after (and the cache it cost), and always ends at or under the
 low-water mark or, when not even that fits, with the newest group alone.
+
+An agent loop's working memory need not fill its allowance before a step: each model call re-sends
+the pack at the cached price, so it grows only as far as :func:`step_interval` finds cheapest
+(``MemoryPolicy.cached_rate``; the allowance stays the ceiling).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -32,7 +37,7 @@ from tierwise.packing.layers import ContextLayer
 if TYPE_CHECKING:
     from tierwise.memory.engine import Memory
 
-__all__ = ["CompactionEvent", "compaction_step", "plan_step"]
+__all__ = ["CompactionEvent", "compaction_step", "first_interval", "plan_step", "step_interval"]
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +109,55 @@ def plan_step(
     return start, max(whole_from, start)
 
 
+def step_interval(rebill: int, growth: float, rate: float) -> int:
+    """Tokens working memory should grow by between two compaction steps of an agent loop.
+
+    Between steps every model call re-sends the pack, billed at ``rate`` (cached) but for what the
+    step added; a step re-bills ``rebill`` tokens uncached once (the head it made anew and the
+    working memory it kept). Growing by ``g`` tokens at ``growth`` tokens a step costs, per step,
+    ``rate * g / 2`` on average for the growth and ``(1 - rate) * rebill * growth / g`` for the
+    steps: least at ``g = sqrt(2 (1 - rate) rebill growth / rate)`` (the economic order quantity).
+
+    Example:
+        >>> step_interval(rebill=2_500, growth=600, rate=0.1)
+        5196
+    """
+    if growth <= 0 or rebill <= 0:
+        return 0
+    return int(math.sqrt(2 * (1 - rate) * rebill * growth / rate))
+
+
+def _allowance(memory: Memory, room: int, caller_cost: int, pinning: bool) -> int:
+    """What working memory may grow to: the room minus the caller's head, memory's head, the task."""
+    policy = memory.policy
+    head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
+    pin_share = policy.task_share * 1.2 if pinning else 0.0  # the first + a fifth: steps.task_layer
+    return max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
+
+
+def _growth(memory: Memory, start: int, end: int, tokens: int) -> float:
+    """Tokens a step added to working memory on average: ``tokens`` over the steps in ``[start, end)``."""
+    steps = sum(1 for m in memory.messages[start:end] if m.get("role") == "assistant")
+    return tokens / steps if steps else 0.0
+
+
+def first_interval(memory: Memory, room: int, caller_cost: int, n: int, window: int) -> int | None:
+    """How far an agent loop's working memory grows before its first step (``None``: to its room).
+
+    :func:`step_interval` with the rebill estimated (the low-water mark of the allowance and a
+    narrative) and the growth measured so far (``window`` tokens over the steps before turn ``n``).
+    """
+    rate = memory.policy.cached_rate
+    if rate is None or not memory.agent_loop:
+        return None
+    allowance = _allowance(memory, room, caller_cost, pinning=True)
+    rebill = int(allowance * memory.policy.step_low_water) + min(
+        NARRATIVE_TOKENS, int(room * memory.policy.narrative_share)
+    )
+    interval = step_interval(rebill, _growth(memory, 0, n, window), rate)
+    return interval or None
+
+
 def compaction_step(
     memory: Memory,
     room: int,
@@ -117,7 +171,8 @@ def compaction_step(
     """A compaction step: working memory to its low-water mark, the head made anew (see :class:`Frame`).
 
     In an agent loop (``task``: the turn's user message in a step) the low-water mark is
-    ``step_low_water``, the newest steps stay whole (``whole_from``) and the narrative is its work.
+    ``step_low_water``, the newest steps stay whole (``whole_from``), the narrative is its work and
+    working memory may grow by :func:`step_interval` until the next step.
     """
     counter, policy = memory.counter, memory.policy
     old, resuming, memory._resuming = memory.frame, memory._resuming, False
@@ -129,15 +184,13 @@ def compaction_step(
     if (
         everything is not None
         and caller_cost + everything <= room
+        and (task is None or everything <= (first_interval(memory, room, caller_cost, n, everything) or room))
         and (max_messages is None or n <= max_messages)
     ):  # the whole conversation fits: sent as given, nothing added
         memory.whole_from, memory.whole_cap = 0, None
         memory.frame = Frame(available, False, (), caller, room - caller_cost)
         return memory.frame
-    head_share = policy.narrative_share + policy.headers_share + policy.summaries_share
-    pinning = memory.agent_loop or task is not None
-    pin_share = policy.task_share * 1.2 if pinning else 0.0  # the first + a fifth: steps.task_layer
-    allowance = max(0, room - caller_cost - int(room * (head_share + policy.retrieval_share + pin_share)))
+    allowance = _allowance(memory, room, caller_cost, pinning=memory.agent_loop or task is not None)
     before = memory.live_from
     low_water = policy.step_low_water if task is not None else policy.low_water
     target = allowance if resuming else int(allowance * low_water)
@@ -174,8 +227,15 @@ def compaction_step(
         layers.append(ContextLayer("summaries", "summaries", summaries))
     head = _cost(layers, counter)
     after = memory.window_groups().cost_between(memory.live_from, n) if n else 0
+    rebill = head + after  # what the next pack no longer repeats of this one
     pin = steps.task_layer(memory, task, available)
     head += pin.tokens(counter) if pin is not None else 0
+    grows = max(after, room - caller_cost - head - int(room * policy.retrieval_share))
+    if agent and task is not None and policy.cached_rate is not None:
+        since, kept = memory.last_step  # the growth since the last step, per step
+        interval = step_interval(rebill, _growth(memory, since, n, max(0, window - kept)), policy.cached_rate)
+        grows = max(after, min(grows, after + interval)) if interval else grows
+    memory.last_step = (n, after)
     cache = 0
     if old is not None:
         cache = _cost(old.layers, counter) + _cost(old.caller.values(), counter) + window
@@ -186,6 +246,6 @@ def compaction_step(
         True,
         tuple(layers),
         caller,
-        max(after, room - caller_cost - head - int(room * policy.retrieval_share)),
+        grows,
     )
     return memory.frame

@@ -29,7 +29,7 @@ from tierwise.budget import Budget
 from tierwise.memory import steps
 from tierwise.memory.analysis import Analysis, analyse, searchable
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result, compressed_sha256
-from tierwise.memory.compaction import CompactionEvent, compaction_step
+from tierwise.memory.compaction import CompactionEvent, compaction_step, first_interval
 from tierwise.memory.frame import Frame
 from tierwise.memory.frame import layers_cost as _cost
 from tierwise.memory.frame import updated as _updated
@@ -116,6 +116,7 @@ class Memory:
         self._notes: dict[int, tuple[str, int]] = {}  # a step's retrieved lines, by its last message
         self.whole_from = 0  # from here on, packs send messages as given (a large result whole) …
         self.whole_cap: int | None = None  # … unless it is over this many tokens (set at a step)
+        self.last_step = (0, 0)  # turns and working-memory tokens after the last compaction step
         self._window: tuple[tuple[int, int | None, int, int, int], MessageGroups] | None = None
         self._superseded: dict[int, tuple[Mapping[str, Any], int]] = {}  # stubs (memory/steps.py)
         self._line_sets: dict[int, frozenset[str]] = {}  # a result's lines, for supersede
@@ -498,6 +499,7 @@ class Memory:
             or (frame.stepped and window > frame.window)
             or window + pinned + _cost(frame.layers, counter) + _cost(frame.caller.values(), counter) > room
             or (not frame.stepped and window + _cost(heads, counter) > room)
+            or (not frame.stepped and task is not None and self._past_first(room, heads, n, window))
         ):
             frame = self._step(room, heads, n, window, budget.available, max_messages, task)
             groups = self.window_groups()
@@ -541,6 +543,11 @@ class Memory:
         if start < n:
             out.append(ContextLayer("history", "history", groups.kept(start, n)))
         return out
+
+    def _past_first(self, room: int, heads: Sequence[ContextLayer], n: int, window: int) -> bool:
+        """Whether an agent loop's working memory has grown past its first step's interval."""
+        interval = first_interval(self, room, _cost(heads, self.counter), n, window)
+        return interval is not None and window > interval
 
     def _step(
         self,

@@ -20,6 +20,11 @@ class MemoryPolicy:
     (:mod:`tierwise.memory.compaction`). Retrieval keeps to ``retrieval_share`` per turn unless the
     input asks about something working memory does not show: then it may fill what is left.
 
+    ``cached_rate``: what a provider bills a cached input token, as a share of an uncached one. In
+    an agent loop, working memory grows between two compaction steps only as far as that price
+    makes cheapest (:func:`tierwise.memory.compaction.step_interval`), never past its allowance;
+    ``None`` lets it grow to its allowance.
+
     ``backlog_trios``: a step makes the trios of at most this many segments that wait for them (with
     ``defer_summaries``); a longer backlog — a chat stored without its trios, e.g. imported — leaves
     the request's path, and the head shows the newest summaries and the rest as a range line until
@@ -34,7 +39,8 @@ class MemoryPolicy:
     step_low_water: float = 0.2  # the same in an agent loop (bench agents: 0.1-0.7 measured at 8k)
     whole_share: float = 0.7  # of that, the newest groups sent as given (large tool results whole)
     whole_result_share: float = 0.2  # … unless one result is over this share of the room
-    task_share: float = 0.25  # a turn's task (and the first user message) in an agent loop's steps
+    task_share: float = 0.15  # a turn's task (and the first user message) in an agent loop's steps
+    cached_rate: float | None = 0.1  # OpenAI's and Anthropic's cached-input price (bench agents)
     step_retrieval_share: float = 0.0  # a step's note: earlier output's lines its names find (lines.py)
     past_share: float = 0.4  # a question opens retrieval: this share of its words missing (gate.py)
     statement_share: float = 0.75  # the same for an input that asks no question
@@ -46,3 +52,11 @@ class MemoryPolicy:
     defer_summaries: bool = False  # summarise closed segments in maintain(), not as they close
     backlog_trios: int = 16  # more waiting at a step: the head is provisional (see Memory._settle)
     segments: SegmentPolicy = field(default_factory=SegmentPolicy)
+
+    def __post_init__(self) -> None:
+        if self.cached_rate is not None and not 0 < self.cached_rate < 1:
+            raise ValueError(
+                f"cached_rate must be between 0 and 1 (a cached token's price as a share of an "
+                f"uncached one, e.g. 0.1), or None to let working memory fill its allowance; "
+                f"got {self.cached_rate}"
+            )
