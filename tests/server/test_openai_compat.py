@@ -191,7 +191,9 @@ async def test_a_diverging_history_starts_a_fresh_chat(store: Store) -> None:
     async with svc.client() as client:
         for content in ("First question", "Edited first question"):
             await client.chat.completions.create(
-                model="m", messages=[{"role": "user", "content": content}], user="session-x"
+                model="m",
+                messages=[{"role": "user", "content": content}],
+                extra_headers={"X-Tierwise-Session": "session-x"},
             )
     (current,) = await svc.api_chats()
     (retired,) = await svc.api_chats("api-superseded")

@@ -35,9 +35,12 @@ from tierwise.server.chat_status import (
     strategy,
 )
 from tierwise.server.openai_errors import SSE_EVENT
+from tierwise.server.openai_history import entity_id
+from tierwise.server.openai_sessions import CONTEXT_TYPE
 from tierwise.server.running import RunningTurns
 from tierwise.server.usage import chat_totals
 from tierwise.store import Chat, Store
+from tierwise.store.errors import NotFoundError
 
 __all__ = ["router"]
 
@@ -294,9 +297,25 @@ def snapshots(chat_id: str, request: Request, limit: Annotated[int, Query(ge=1, 
     return {"snapshots": _json(store.list_snapshots(user, chat_id, limit=limit))}
 
 
+def _session_chat(store: Store, user: str, session_id: str) -> Chat:
+    """The chat ``session_id`` names: its id, or an OpenAI-compatible session's key.
+
+    The key is what ``/v1`` answers in ``X-Tierwise-Session``; the chat id in ``X-Tierwise-Chat``.
+    """
+    try:
+        return store.get_chat(user, session_id)
+    except NotFoundError:
+        found = store.list_chats(user, context_type=CONTEXT_TYPE, entity_id=entity_id(session_id), limit=1)
+        if not found:
+            raise
+        return found[0]
+
+
 @router.get("/context/status", responses={200: {"model": ContextStatus, "description": "The status"}})
 def context_status(request: Request, session_id: Annotated[str, Query(alias="sessionId")]) -> Any:
     """Seed 004's status: the last pack's breakdown, budget health and band, totals, last update.
+
+    ``sessionId`` is a chat's id or a ``/v1`` session's key (its ``X-Tierwise-Session``).
 
     ``budgetPercent`` is the last pack's tokens as a share of its budget (``null`` before the first
     pack), whatever the spending limits (their side is ``budgetHealth``); ``tierBreakdown`` seed
@@ -313,7 +332,8 @@ def context_status(request: Request, session_id: Annotated[str, Query(alias="ses
     what the last pack repeated of the one before (``null`` when it had none to compare with).
     """
     store, engine, user = _ctx(request)
-    chat = store.get_chat(user, session_id)
+    chat = _session_chat(store, user, session_id)
+    session_id = chat.id
     snapshot = store.latest_snapshot(user, session_id)
     cache = chat_totals(store, user, chat).cache()
     last = (snapshot.tier_breakdown.get("total") or {}) if snapshot is not None else {}

@@ -313,6 +313,8 @@ async def _complete(
         request.headers.get(SESSION_HEADER),
         body.user,
         [{"role": m.role, "content": m.content} for m in (*systems[:1], opening)],
+        cache_key=data.get("prompt_cache_key"),
+        metadata=body.metadata,
     )
     retrieval = Retrieval.of(body, data, tools)  # None: this request must not get tierwise's tools
     pack = await sessions.begin(user, key, Turn(conversation, system, tools, budget, retrieval))

@@ -1,5 +1,9 @@
 """Which session a request continues (:func:`session_key`), and whether its history diverged from it.
 
+A session is named by the client (a header, ``prompt_cache_key``, a ``metadata`` entry) or derived
+from the conversation's opening, within the body's ``user`` (an end user scopes sessions, it does
+not name one). Messages are compared by meaning: texts stripped, tool-call arguments as parsed JSON.
+
 An OpenAI client resends its whole conversation on every request. It continues the session's chat
 when every stored message is still there, alike, at its place; otherwise (an edit, a regenerate, a
 tool result that changed) it *diverged* and :class:`~tierwise.server.openai_sessions.Sessions`
@@ -15,7 +19,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["diverged", "entity_id", "session_key", "text_of"]
+from tierwise.chat.titles import fallback_title
+
+__all__ = [
+    "METADATA_KEYS",
+    "arguments_key",
+    "diverged",
+    "entity_id",
+    "session_key",
+    "session_title",
+    "text_of",
+]
 
 _MAX_ENTITY_ID = 128
 
@@ -31,17 +45,41 @@ def text_of(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def arguments_key(arguments: Any) -> Any:
+    """A tool call's arguments as their meaning: parsed JSON, whitespace and key order aside.
+
+    Clients re-serialise the arguments they got: LangChain sends ``{"city":"Paris"}`` back as
+    ``{"city": "Paris"}``, pydantic-ai the other way round. Text that is not JSON is compared as
+    sent (stripped).
+
+    Example:
+        >>> arguments_key('{"city":"Paris","n":1}') == arguments_key('{"n": 1, "city": "Paris"}')
+        True
+    """
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return arguments.strip()
+    return json.dumps(parsed, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def _fingerprint(message: Mapping[str, Any]) -> tuple[Any, ...]:
     """What must match between a stored message and the client's copy of it, tool results aside.
 
     A tool result's content is compared by :func:`_same_result` (memory may keep a large one as a
-    blob reference).
+    blob reference); a call's arguments by their meaning (:func:`arguments_key`).
     """
     role = message.get("role")
     if role == "tool":
         return (role, message.get("tool_call_id"))
     calls = tuple(
-        (c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
+        (
+            c.get("id"),
+            (c.get("function") or {}).get("name"),
+            arguments_key((c.get("function") or {}).get("arguments")),
+        )
         for c in message.get("tool_calls") or ()
         if isinstance(c, Mapping)
     )
@@ -88,23 +126,61 @@ def diverged(stored: Sequence[Mapping[str, Any]], conversation: Sequence[Mapping
     )
 
 
-def session_key(header: str | None, user: str | None, messages: Sequence[Mapping[str, Any]]) -> str:
-    """The session: the header, else the body's ``user``, else derived from the conversation's start.
+METADATA_KEYS = ("tierwise_session", "session_id")
+"""``metadata`` entries that name a session, in the order they are read."""
 
-    The derived key hashes the first system message and the first other one: both stay put as the
-    conversation grows (the literal first two messages would change when a system-less chat gets its
-    first answer).
+
+def session_key(
+    header: str | None,
+    user: str | None,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    cache_key: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> str:
+    """The session a request continues: named by the client, else derived from the conversation's start.
+
+    Named, first found: the ``X-Tierwise-Session`` header (``header``), OpenAI's ``prompt_cache_key``
+    (``cache_key``; Codex CLI sends its conversation's id there), a ``metadata`` entry
+    (:data:`METADATA_KEYS`). Else the key hashes the first system message and the first other one:
+    both stay put as the conversation grows (the literal first two messages would change when a
+    system-less chat gets its first answer). The body's ``user`` — the end user, as OpenAI advises —
+    *scopes* the session: two end users with the same opening are two sessions, and one end user's
+    conversations are not one.
+
+    Example:
+        >>> opening = [{"role": "user", "content": "Hi"}]
+        >>> session_key(None, None, opening) == session_key(None, None, opening)
+        True
+        >>> session_key(None, "alice", opening) == session_key(None, "bob", opening)
+        False
+        >>> session_key(None, None, opening, cache_key="conv-7")
+        'conv-7'
     """
-    if header and header.strip():
-        return header.strip()
+    named = [header, cache_key, *((metadata or {}).get(k) for k in METADATA_KEYS)]
+    key = next((k.strip() for k in named if isinstance(k, str) and k.strip()), None)
+    if key is None:
+        system = next((m for m in messages if m.get("role") in ("system", "developer")), None)
+        opening = next((m for m in messages if m.get("role") not in ("system", "developer")), None)
+        first = [[m.get("role"), m.get("content")] if m is not None else None for m in (system, opening)]
+        dumped = json.dumps(first, sort_keys=True, ensure_ascii=False)
+        digest = hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest()  # lone surrogates too
+        key = f"auto-{digest[:32]}"
     if user and user.strip():
-        return user.strip()
-    system = next((m for m in messages if m.get("role") in ("system", "developer")), None)
-    opening = next((m for m in messages if m.get("role") not in ("system", "developer")), None)
-    first = [[m.get("role"), m.get("content")] if m is not None else None for m in (system, opening)]
-    dumped = json.dumps(first, sort_keys=True, ensure_ascii=False)
-    digest = hashlib.sha256(dumped.encode("utf-8", "surrogatepass")).hexdigest()  # lone surrogates too
-    return f"auto-{digest[:32]}"
+        return f"{user.strip()}/{key}"
+    return key
+
+
+def session_title(key: str, conversation: Sequence[Mapping[str, Any]]) -> str:
+    """A new session's title: from its first user message, as the web chat's offline title; else its key.
+
+    Example:
+        >>> session_title("auto-1f2e", [{"role": "user", "content": "Please fix the login bug in auth.py"}])
+        'Fix the login bug in auth'
+    """
+    opening = next((m for m in conversation if m.get("role") == "user"), None)
+    text = text_of(opening.get("content")) if opening is not None else ""
+    return fallback_title(text) if text.strip() else f"API {key[:60]}"
 
 
 def entity_id(key: str) -> str:

@@ -64,7 +64,7 @@ from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
 from tierwise.server.openai_history import diverged as _diverged
-from tierwise.server.openai_history import entity_id
+from tierwise.server.openai_history import entity_id, session_title
 from tierwise.server.openai_recall import Retrieval
 from tierwise.server.spent import Spent, record_upkeep
 from tierwise.store.errors import NotFoundError
@@ -404,7 +404,7 @@ class Sessions:
             chat_id = new_id()
             with self._guard:
                 self._creating[(user, chat_id)] = {
-                    "title": f"API {key[:60]}",
+                    "title": session_title(key, conversation),
                     "context_type": CONTEXT_TYPE,
                     "entity_id": entity_id(key),
                     "id": chat_id,
