@@ -23,7 +23,8 @@ SummaryModel = Annotated[
         "--summary-model",
         metavar="NAME",
         help="The model that writes segment summaries (a small, cheap one is usually right); "
-        "'extractive' for none. Default: TIERWISE_SUMMARY_MODEL, else the chat model.",
+        "'extractive' for none. Default: TIERWISE_SUMMARY_MODEL, else none (extractive summaries, "
+        "no model calls of tierwise's own).",
         show_default=False,
     ),
 ]

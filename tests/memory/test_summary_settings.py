@@ -75,16 +75,17 @@ def test_chat_and_serve_take_summary_model(monkeypatch: pytest.MonkeyPatch, tmp_
 
     db = f"sqlite:///{tmp_path / 'chat.db'}"
     monkeypatch.setattr(terminal, "make_provider", lambda model=None, **_: ScriptedModel(model="chat-model"))
-    for option, expected in ((None, "chat-model"), ("small", "small")):
+    monkeypatch.delenv("TIERWISE_SUMMARY_MODEL", raising=False)
+    store, _, _, engine, _ = _assistant(db, None, 16_000, summary_model="small")
+    try:
+        memory = engine.memory_factory(InMemoryBlobStore())
+        assert isinstance(memory.summarizer, LLMSummarizer) and memory.summarizer.model == "small"
+    finally:
+        store.close()
+    for option in (None, "extractive"):  # none named: no model calls of tierwise's own (issue 30)
         store, _, _, engine, _ = _assistant(db, None, 16_000, summary_model=option)
-        try:
-            memory = engine.memory_factory(InMemoryBlobStore())
-            assert isinstance(memory.summarizer, LLMSummarizer) and memory.summarizer.model == expected
-        finally:
-            store.close()
-    store, _, _, engine, _ = _assistant(db, None, 16_000, summary_model="extractive")
-    store.close()
-    assert engine.memory_factory(InMemoryBlobStore()).summarizer is None
+        store.close()
+        assert engine.memory_factory(InMemoryBlobStore()).summarizer is None
 
 
 def test_the_offline_assistant_has_extractive_summaries(tmp_path: Any) -> None:

@@ -75,3 +75,37 @@ async def test_summary_model_calls_of_the_endpoint_are_the_chats_spend(store: St
     assert store.get_chat(user, chat.id).total_tokens_used == 2 * ANSWER.total_tokens + summaries
     rows = store.list_audit(user, chat_id=chat.id, event="usage", limit=100)  # the guard's rows, as /api's
     assert sum(row.details["tokens"] for row in rows) == spent.session_tokens
+
+
+async def test_without_a_summary_model_named_the_endpoint_makes_no_calls_of_its_own(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before (issue 30): summaries went to the chat model by default — 23 upstream calls for 12 turns."""
+    from tierwise.chat import terminal
+
+    monkeypatch.delenv("TIERWISE_SUMMARY_MODEL", raising=False)
+    calls: list[ModelRequest] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        calls.append(request)
+        return ModelResponse(text="Sure.", usage=ANSWER)
+
+    engine = terminal.make_engine(store, FunctionModel(answer, model="chat-model"), window=4_000, reserve=500)
+    app = create_app(store, engine, shared=False)
+    history: list[dict[str, Any]] = [m for m in synthetic_history(80) if m["role"] != "system"]
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http,
+    ):
+        for turn in range(12):
+            response = await http.post("/v1/chat/completions", json={"messages": history})
+            assert response.status_code == 200, response.text
+            history += [
+                {"role": "assistant", "content": "Sure."},
+                {"role": "user", "content": f"And {turn}?"},
+            ]
+        await app.state.openai_sessions.drain()
+    assert len(calls) == 12
+    [chat] = store.list_chats(app.state.local_user, context_type="api")
+    segments = engine.chat_memory(chat.user_id, chat.id).memory.segments
+    assert any(seg.summary for seg in segments), "memory summarised, extractively"

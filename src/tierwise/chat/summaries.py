@@ -84,12 +84,14 @@ def model_summarizer(
 ) -> LLMSummarizer | None:
     """The summarizer of a chat with ``provider``, or ``None`` when summaries stay extractive.
 
-    They stay extractive when the provider is the offline assistant, when no model name is known,
-    and when the summary model is ``extractive`` (or ``off``).
+    They stay extractive — no model call of tierwise's own — unless a summary model is named
+    (``--summary-model`` or ``TIERWISE_SUMMARY_MODEL``), when the provider is the offline assistant,
+    and when the summary model is ``extractive`` (or ``off``). Not the chat model by default: behind
+    ``/v1`` a 12-turn conversation made 23 upstream calls, 11 of them summaries nobody asked for.
 
     Args:
         provider: the chat's model provider (the summary model is asked through it).
-        model: ``--summary-model``; default ``TIERWISE_SUMMARY_MODEL``, else the provider's model.
+        model: ``--summary-model``; default ``TIERWISE_SUMMARY_MODEL``, else none (extractive).
         settings: the settings (default: read from the environment now).
         background_only: ask the model only off the request path (see the module docstring).
         counter: the tokenizer for the summaries' caps (default: the shared one).
@@ -98,7 +100,7 @@ def model_summarizer(
         InputError: a ``TIERWISE_SUMMARY_*`` variable has a bad value, or ``model`` is blank.
     """
     settings = settings or ProviderSettings.load()
-    name = check_summary_model(model) or settings.summary_model or provider.model
+    name = check_summary_model(model) or settings.summary_model
     if provider.name == "offline" or not name or name.lower() in OFF:
         return None
     return LLMSummarizer(

@@ -104,10 +104,9 @@ def make_engine(
 ) -> ChatEngine:
     """The reference assistant's engine: workspace tools and context, spending limits from the environment.
 
-    Titles are asked of ``provider`` too (falling back to a title made from the first message), and
-    so are segment summaries, after each answer: by ``summary_model`` (``--summary-model``), else
-    ``TIERWISE_SUMMARY_MODEL``, else the chat model (:mod:`tierwise.chat.summaries`); the offline
-    assistant's are extractive.
+    Titles are asked of ``provider`` too (falling back to a title made from the first message);
+    segment summaries, after each answer, by ``summary_model`` (``--summary-model``), else
+    ``TIERWISE_SUMMARY_MODEL``, else none: they are extractive (:mod:`tierwise.chat.summaries`).
 
     Raises:
         InputError: ``window``/``reserve`` make no budget, a ``TIERWISE_*_LIMIT`` is not a number, or a

@@ -14,9 +14,9 @@
 ``TIERWISE_CACHE_HINTS``        ``true``: mark where each request's stable prefix ends with Anthropic-style
                                 ``cache_control`` parts, for upstreams that cache only at explicit
                                 breakpoints (Anthropic models via OpenRouter…); default ``false``
-``TIERWISE_SUMMARY_MODEL``      the model that writes segment summaries (default: the chat model; a
-                                small, cheap one is usually right); ``extractive`` or ``off``: no
-                                model summaries
+``TIERWISE_SUMMARY_MODEL``      the model that writes segment summaries (a small, cheap one is
+                                usually right); unset, ``extractive`` or ``off``: no model summaries
+                                (memory's own extractive ones, no model call of tierwise's own)
 ``TIERWISE_SUMMARY_MAX_TOKENS`` the summary model's response limit (default 400)
 ``TIERWISE_SUMMARY_INPUT_TOKENS`` the most text sent per summary request (default 6000; longer
                                 stretches are cut in the middle, whole turns kept)
