@@ -131,7 +131,7 @@ def serve_command(
     if not 0 < port < 65536:
         raise _fail(f"--port {port} is not a port; use 1-65535")
     try:
-        rate_limit = rate_limit_from_env()
+        rate_limit = rate_limit_from_env(local=loopback and not require_key)
         max_body_bytes = max_body_bytes_from_env()
     except UserError as exc:
         raise _fail(str(exc)) from None
@@ -197,7 +197,7 @@ def _serve_workers(
             cache_hints=cache_hints,
             summary_model=summary_model,
             require_key=require_key,
-            rate_limit=rate_limit_from_env(),
+            rate_limit=rate_limit_from_env(local=not require_key),
             max_body_bytes=max_body_bytes_from_env(),
             hosts=None if require_key else [host, "127.0.0.1", "localhost", "::1"],
         )

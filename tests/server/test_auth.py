@@ -307,7 +307,12 @@ def test_rate_limiter_buckets() -> None:
 
 
 def test_rate_limit_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert rate_limit_from_env() == 120
+    monkeypatch.delenv("TIERWISE_RATE_LIMIT", raising=False)
+    assert rate_limit_from_env() == 600 and rate_limit_from_env(local=True) is None
+    agent = RateLimiter(600)  # with keys: an agent loop's 300 calls in a burst are all let through
+    assert all(agent.check("agent") is None for _ in range(300))
+    monkeypatch.setenv("TIERWISE_RATE_LIMIT", "30")
+    assert rate_limit_from_env(local=True) == 30
     monkeypatch.setenv("TIERWISE_RATE_LIMIT", "30")
     assert rate_limit_from_env() == 30
     monkeypatch.setenv("TIERWISE_RATE_LIMIT", "off")

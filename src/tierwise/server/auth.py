@@ -37,7 +37,7 @@ __all__ = [
     "rate_limited",
 ]
 
-DEFAULT_RATE_LIMIT = 120  # requests per minute per user when serving
+DEFAULT_RATE_LIMIT = 600  # requests per minute per user when serving with keys (a bucket that deep)
 MISSING_KEY = "missing API key: send Authorization: Bearer <key> (create one with `tierwise keys create`)"
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 _MAX_BUCKETS = 10_000  # above this, full buckets (idle users) are forgotten
@@ -194,23 +194,27 @@ def make_user_of(
     return user_of if limiter is None else rate_limited(user_of, limiter)
 
 
-def rate_limit_from_env() -> int | None:
-    """``TIERWISE_RATE_LIMIT``: requests per minute per user (default 120; ``0`` or ``off``: none).
+def rate_limit_from_env(*, local: bool = False) -> int | None:
+    """``TIERWISE_RATE_LIMIT``: requests per minute per user (``0`` or ``off``: none).
+
+    Unset: none for a ``local`` server (loopback, no keys: one person and their agents), else
+    :data:`DEFAULT_RATE_LIMIT` — enough for an agent loop at full speed (a model call a second or
+    faster, several subagents at once), not for one key to flood a shared server.
 
     Raises:
         UserError: the variable is not a whole number.
     """
     raw = os.environ.get("TIERWISE_RATE_LIMIT", "").strip().lower()
     if not raw:
-        return DEFAULT_RATE_LIMIT
+        return None if local else DEFAULT_RATE_LIMIT
     if raw in ("0", "off", "none"):
         return None
     try:
         value = int(raw)
     except ValueError:
         raise UserError(
-            f"TIERWISE_RATE_LIMIT={raw!r} is not a number of requests per minute; use e.g. 120, or 0 for none"
+            f"TIERWISE_RATE_LIMIT={raw!r} is not a number of requests per minute; use e.g. 600, or 0 for none"
         ) from None
     if value < 0:
-        raise UserError(f"TIERWISE_RATE_LIMIT={value} is negative; use e.g. 120, or 0 for none")
+        raise UserError(f"TIERWISE_RATE_LIMIT={value} is negative; use e.g. 600, or 0 for none")
     return value or None
