@@ -331,7 +331,7 @@ async def test_malformed_bodies_get_openai_errors(store: Store) -> None:
             )
 
 
-async def test_upstream_500_is_a_502(store: Store, fake_openai: FakeOpenAI) -> None:
+async def test_upstream_500_reaches_the_client_as_it_was(store: Store, fake_openai: FakeOpenAI) -> None:
     fake_openai.fail(500, times=2)
     provider = OpenAICompatProvider(
         base_url=fake_openai.url, api_key="k", model="fake-model", retry_policy=RetryPolicy(max_retries=0)
@@ -340,16 +340,16 @@ async def test_upstream_500_is_a_502(store: Store, fake_openai: FakeOpenAI) -> N
     async with svc.client() as client:
         with pytest.raises(openai.APIStatusError) as failed:
             await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-        assert failed.value.status_code == 502
+        assert failed.value.status_code == 500  # issue 30: the upstream's status (was a 502)
         with pytest.raises(openai.APIStatusError) as streamed:
             stream = await client.chat.completions.create(
                 model="m", messages=[{"role": "user", "content": "hi"}], stream=True
             )
             async for _ in stream:
                 pass
-        assert streamed.value.status_code == 502
+        assert streamed.value.status_code == 500
     body = failed.value.body
-    assert isinstance(body, dict) and "upstream" in str(body.get("message"))
+    assert isinstance(body, dict) and body.get("message") == "fake error 500"  # the upstream's words
 
 
 async def test_real_upstream_over_the_fake_server(store: Store, fake_openai: FakeOpenAI) -> None:

@@ -29,10 +29,13 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from tierwise.providers.errors import ModelRequestsBlocked
+
+if TYPE_CHECKING:
+    from tierwise.providers.retry import RetryPolicy
 
 __all__ = [
     "ALLOW_MODEL_REQUESTS",
@@ -258,6 +261,10 @@ class Provider(ABC):
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer ``request`` in one piece (collects :meth:`stream`)."""
         return await collect(self.stream(request))
+
+    def with_retry_policy(self, policy: RetryPolicy) -> Provider:
+        """This provider retrying failed requests by ``policy``; one that does not retry returns itself."""
+        return self
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, deliberately empty
         """Release connections opened on the running event loop (nothing to release by default)."""

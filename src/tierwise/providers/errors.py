@@ -5,7 +5,8 @@
     TierwiseError
     ├── UserError
     │   └── ProviderNotConfigured  no base URL / model: the message says which variables to set
-    ├── ProviderError              the model server failed: status, body, retryable
+    ├── ProviderError              the model server failed: status, body, retryable, and what the
+    │                              server said (its error object, Retry-After) for a gateway to relay
     └── ModelRequestsBlocked       a real model request while ``ALLOW_MODEL_REQUESTS`` is False
 
 A provider never lets an SDK exception (``openai.APIStatusError``, ``httpx…``) escape: callers catch
@@ -14,11 +15,26 @@ A provider never lets an SDK exception (``openai.APIStatusError``, ``httpx…``)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from tierwise.errors import TierwiseError, UserError
 
-__all__ = ["CONFIGURE_HELP", "ModelRequestsBlocked", "ProviderError", "ProviderNotConfigured"]
+__all__ = [
+    "CONFIGURE_HELP",
+    "RELAYED_HEADERS",
+    "ModelRequestsBlocked",
+    "ProviderError",
+    "ProviderNotConfigured",
+    "error_detail",
+]
+
+RELAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry")
+"""The response headers of a failed request a client acts on (when to retry, whether to), kept."""
+
+_DETAIL_LIMIT = 65_536
+"""An error body longer than this is not parsed for its error object (its text is kept, cut)."""
 
 CONFIGURE_HELP = """\
 Set TIERWISE_BASE_URL (an OpenAI-compatible endpoint), TIERWISE_MODEL (the model id) and, if the \
@@ -42,6 +58,12 @@ class ProviderError(TierwiseError):
         model: the model the request was for, if known.
         attempts: for a failed fallback chain, every ``(model, error)`` tried, in order.
         retry_after: seconds the server asked to wait (``Retry-After``), if it said.
+        detail: the server's error object as it sent it (``{"message", "type", "param", "code"}``: the
+            ``error`` of an OpenAI-shaped body or of an error event mid-stream), if it sent one.
+        headers: the response's :data:`RELAYED_HEADERS` the server sent, lower-cased, as sent.
+        timed_out: the request timed out.
+        unanswered: no byte of an answer came — the connection was refused or dropped before the
+            response began; the one failure a gateway retries, since its client cannot see it.
     """
 
     def __init__(
@@ -54,6 +76,10 @@ class ProviderError(TierwiseError):
         model: str | None = None,
         attempts: Sequence[tuple[str, ProviderError]] = (),
         retry_after: float | None = None,
+        detail: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        timed_out: bool = False,
+        unanswered: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -62,9 +88,38 @@ class ProviderError(TierwiseError):
         self.model = model
         self.attempts = list(attempts)
         self.retry_after = retry_after
+        self.detail = dict(detail) if detail is not None else None
+        self.headers = dict(headers or {})
+        self.timed_out = timed_out
+        self.unanswered = unanswered
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self)!r}, status={self.status!r}, retryable={self.retryable!r})"
+
+
+def error_detail(body: str | None) -> dict[str, Any] | None:
+    """The error object of an OpenAI-shaped error body (``{"error": {...}}``), else ``None``.
+
+    A string ``error`` (Ollama's native shape) becomes ``{"message": …}``.
+
+    Example:
+        >>> error_detail('{"error": {"message": "slow down", "type": "requests", "code": null}}')
+        {'message': 'slow down', 'type': 'requests', 'code': None}
+        >>> error_detail('{"error": "model not found"}'), error_detail("Bad Gateway")
+        ({'message': 'model not found'}, None)
+    """
+    if not body or len(body) > _DETAIL_LIMIT:
+        return None
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(error, dict):
+        return error
+    if isinstance(error, str) and error:
+        return {"message": error}
+    return None
 
 
 class ProviderNotConfigured(UserError):

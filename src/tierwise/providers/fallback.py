@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from tierwise.providers.base import Event, Fallback, ModelRequest, Provider, aclose, is_output
 from tierwise.providers.errors import ProviderError
+from tierwise.providers.retry import RetryPolicy
 
 __all__ = ["FallbackProvider", "chain", "with_fallback"]
 
@@ -73,6 +74,10 @@ async def chain(attempts: Sequence[Attempt]) -> AsyncIterator[Event]:
         model=last_label,
         attempts=failures,
         retry_after=last.retry_after,
+        detail=last.detail,
+        headers=last.headers,
+        timed_out=last.timed_out,
+        unanswered=last.unanswered,
     ) from last
 
 
@@ -107,6 +112,10 @@ class FallbackProvider(Provider):
         attempts: list[Attempt] = [(_label(self.providers[0], request), starter(self.providers[0], request))]
         attempts += [(_label(p), starter(p, fallback_request)) for p in self.providers[1:]]
         return chain(attempts)
+
+    def with_retry_policy(self, policy: RetryPolicy) -> FallbackProvider:
+        """The same chain, each provider retrying by ``policy``."""
+        return FallbackProvider([provider.with_retry_policy(policy) for provider in self.providers])
 
     async def aclose(self) -> None:
         """Close every provider's connections on the running loop."""

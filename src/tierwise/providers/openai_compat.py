@@ -11,12 +11,16 @@ jitter (:class:`~tierwise.providers.retry.RetryPolicy`, honouring ``Retry-After`
 nothing of the answer has been streamed. A model that still fails — or fails in a way a retry cannot
 fix — hands over to the next fallback model (:func:`~tierwise.providers.fallback.chain`). Every
 error that leaves the provider is a :class:`~tierwise.providers.errors.ProviderError` carrying the
-status code and body; SDK exceptions never escape.
+status code and body, the server's error object and its ``Retry-After`` headers as sent (for a
+gateway to relay), and whether it timed out or got no byte of an answer; SDK exceptions never
+escape. :meth:`OpenAICompatProvider.with_retry_policy` is the same provider (and connections)
+retrying otherwise: the ``/v1`` gateway retries only what its client cannot see.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 import weakref
@@ -42,7 +46,7 @@ from tierwise.providers.base import (
     aclose,
 )
 from tierwise.providers.cache_hints import with_cache_hints
-from tierwise.providers.errors import ProviderError
+from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, error_detail
 from tierwise.providers.fallback import chain
 from tierwise.providers.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from tierwise.providers.settings import ProviderSettings
@@ -55,29 +59,42 @@ _OWN_FIELDS = frozenset({"model", "messages", "stream", "stream_options", "extra
 _NO_KEY = "not-needed"  # local servers (Ollama, vLLM, LM Studio) take no key; the SDK insists on one
 
 
-def provider_error(exc: Exception, model: str) -> ProviderError:
-    """Translate an SDK (or stream-decoding) exception into a :class:`ProviderError`."""
+def provider_error(exc: Exception, model: str, *, answering: bool = False) -> ProviderError:
+    """Translate an SDK (or stream-decoding) exception into a :class:`ProviderError`.
+
+    ``answering``: the response had begun (the exception came while reading its stream), so a
+    dropped connection is not :attr:`~ProviderError.unanswered`.
+    """
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         body: str | None
         try:
             body = exc.response.text
+            detail = error_detail(body)
         except Exception:  # a streamed response whose body was never read
             body = json.dumps(exc.body) if exc.body is not None else None
+            # (the SDK keeps an OpenAI-shaped body's ``error`` as ``body``)
+            detail = exc.body if isinstance(exc.body, dict) and "message" in exc.body else None
+        headers = exc.response.headers
         return ProviderError(
             f"{model}: HTTP {status}: {exc.message}",
             status=status,
             body=body,
             retryable=is_retryable_status(status),
             model=model,
-            retry_after=parse_retry_after(dict(exc.response.headers)),
+            retry_after=parse_retry_after(dict(headers)),
+            detail=detail,
+            headers={name: headers[name] for name in RELAYED_HEADERS if name in headers},
         )
     if isinstance(exc, openai.APITimeoutError):
-        return ProviderError(f"{model}: the request timed out", retryable=True, model=model)
+        return ProviderError(f"{model}: the request timed out", retryable=True, model=model, timed_out=True)
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return ProviderError(
-            f"{model}: connection failed ({type(cause).__name__}: {cause})", retryable=True, model=model
+            f"{model}: connection failed ({type(cause).__name__}: {cause})",
+            retryable=True,
+            model=model,
+            unanswered=not answering,
         )
     if isinstance(exc, openai.APIError):  # an error event inside the stream (OpenRouter sends these)
         code = exc.body.get("code") if isinstance(exc.body, dict) else None
@@ -88,6 +105,7 @@ def provider_error(exc: Exception, model: str) -> ProviderError:
             body=json.dumps(exc.body) if exc.body is not None else None,
             retryable=code_status is not None and is_retryable_status(code_status),
             model=model,
+            detail=exc.body if isinstance(exc.body, dict) else {"message": exc.message},
         )
     return ProviderError(f"{model}: {type(exc).__name__}: {exc}", model=model)
 
@@ -218,6 +236,18 @@ class OpenAICompatProvider(Provider):
             self._clients[loop] = client
         return client
 
+    def with_retry_policy(self, policy: RetryPolicy) -> OpenAICompatProvider:
+        """This provider retrying by ``policy``, on the same connections (the ``/v1`` gateway's way).
+
+        Example:
+            >>> provider = OpenAICompatProvider(base_url="http://localhost:11434/v1", model="llama3.1:8b")
+            >>> provider.with_retry_policy(RetryPolicy(max_retries=0)).retry_policy.max_retries
+            0
+        """
+        twin = copy.copy(self)  # the client cache too: one connection pool per loop for both
+        twin.retry_policy = policy
+        return twin
+
     async def aclose(self) -> None:
         """Close the HTTP connections this provider opened on the running loop."""
         client = self._clients.pop(asyncio.get_running_loop(), None)
@@ -268,7 +298,7 @@ class OpenAICompatProvider(Provider):
                     produced = True
                     yield event
             except ProviderError as exc:
-                if produced or not exc.retryable or attempt > policy.max_retries:
+                if produced or not policy.retries(exc) or attempt > policy.max_retries:
                     raise
                 failure = exc
             finally:
@@ -349,7 +379,7 @@ class OpenAICompatProvider(Provider):
                         yield ToolCallDelta(index, piece.id, name, fragment)
                     finish_reason = choice.finish_reason or finish_reason
         except openai.OpenAIError as exc:
-            raise provider_error(exc, model) from exc
+            raise provider_error(exc, model, answering=True) from exc
         except ValueError as exc:  # a chunk that is not JSON
             raise ProviderError(f"{model}: malformed stream: {exc}", model=model) from exc
         finally:

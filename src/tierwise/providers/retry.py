@@ -6,6 +6,11 @@ the answer has been streamed. The wait doubles from ``base_delay`` up to ``max_d
 jittered (a random 50–100% of it) so that many clients do not retry in step. A ``Retry-After`` the
 server sends is honoured exactly; one longer than ``max_delay`` ends the retries instead (the
 fallback model, if any, is tried at once).
+
+A gateway whose client retries by its own policy retries less: ``unanswered_only`` retries only a
+request that got no byte of an answer (a connection refused or dropped before the response began,
+:attr:`~tierwise.providers.errors.ProviderError.unanswered`) — what its client cannot see. A 429, a
+5xx or a timeout is the client's to retry (decision 67).
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+
+from tierwise.providers.errors import ProviderError
 
 __all__ = ["RETRYABLE_STATUS", "RetryPolicy", "is_retryable_status", "parse_retry_after"]
 
@@ -29,7 +36,9 @@ def is_retryable_status(status: int) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How often and how long to retry one model.
+    """How often and how long to retry one model, and which failures.
+
+    ``unanswered_only``: retry only a request that got no byte of an answer (see the module).
 
     Example:
         >>> policy = RetryPolicy(max_retries=3, base_delay=1.0, max_delay=5.0, rng=lambda: 1.0)
@@ -43,6 +52,21 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 30.0
     rng: Callable[[], float] = random.random
+    unanswered_only: bool = False
+
+    def retries(self, error: ProviderError) -> bool:
+        """Whether ``error`` is one this policy retries (before counting attempts).
+
+        Example:
+            >>> refused = ProviderError("connection refused", retryable=True, unanswered=True)
+            >>> busy = ProviderError("HTTP 429", status=429, retryable=True)
+            >>> gateway = RetryPolicy(max_retries=1, unanswered_only=True)
+            >>> [RetryPolicy().retries(e) for e in (refused, busy)]
+            [True, True]
+            >>> [gateway.retries(e) for e in (refused, busy)]
+            [True, False]
+        """
+        return error.unanswered if self.unanswered_only else error.retryable
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float | None:
         """Seconds to wait after failed attempt ``attempt`` (1-based), or ``None`` to stop retrying."""

@@ -30,12 +30,15 @@ Choices, in short (sessions, storage and the current turn: :mod:`tierwise.server
   a session over its limits with 429 ``insufficient_quota``.
 
 Errors are OpenAI-shaped (``{"error": {"message", "type", "param", "code"}}``,
-:mod:`tierwise.server.openai_errors`), all found before the upstream is called: 400 for a body that
-is not JSON, lacks a required field, has an invalid value, a tool result without its call or does
-not fit the budget, 413 over the body size limit, 404 for an unknown ``/v1`` path or model, 405 (with
-``Allow``) for a method a path does not take, 502 when the upstream model fails (an ``error`` chunk if
-the stream had already started). The ``X-Tierwise-Session`` response header is the session key, or
-its hash when the key is not a safe header value.
+:mod:`tierwise.server.openai_errors`), tierwise's own all found before the upstream is called: 400
+for a body that is not JSON, lacks a required field, has an invalid value, a tool result without its
+call or does not fit the budget, 413 over the body size limit, 404 for an unknown ``/v1`` path or
+model, 405 (with ``Allow``) for a method a path does not take. The upstream's errors reach the client
+as the upstream gave them — its status, error object and ``Retry-After`` — a timeout as 504, other
+failures as 502, and an ``error`` event ending the stream if it had already started; the gateway
+retries only a connection that failed before the answer began, once
+(:mod:`tierwise.server.openai_upstream`). The ``X-Tierwise-Session`` response header is the session
+key, or its hash when the key is not a safe header value.
 """
 
 from __future__ import annotations
@@ -97,6 +100,7 @@ from tierwise.server.openai_params import (
 )
 from tierwise.server.openai_recall import Retrieval
 from tierwise.server.openai_sessions import Sessions, Turn
+from tierwise.server.openai_upstream import failure_event, failure_response, gateway_provider
 from tierwise.server.openai_validate import SLICE, MessagesInvalid, validate_request
 from tierwise.server.spent import Spent, spent_of
 from tierwise.store.checks import check_json
@@ -117,17 +121,6 @@ PACK_TOKENS_HEADER = "X-Tierwise-Pack-Tokens"
 
 class _UpstreamFailed(Exception):
     """The upstream model failed with an error other than a ``ProviderError`` (blocked, misconfigured…)."""
-
-
-def _provider_error(exc: ProviderError) -> dict[str, Any]:
-    status = f" (status {exc.status})" if exc.status is not None else ""
-    return error_body(f"the upstream model failed{status}: {exc}", "upstream_error", "upstream_error")
-
-
-def _upstream_error(exc: TierwiseError) -> dict[str, Any]:
-    if isinstance(exc, ProviderError):
-        return _provider_error(exc)
-    return error_body(f"the upstream model failed: {exc}", "upstream_error", "upstream_error")
 
 
 # -- sessions --------------------------------------------------------------------------------
@@ -236,17 +229,17 @@ async def chat_completions(request: Request) -> Response:
         return openai_error(400, str(exc), code="context_length_exceeded", param="messages")
     except _UpstreamFailed as exc:
         return JSONResponse(error_body(str(exc), "upstream_error", "upstream_error"), status_code=502)
-    except ProviderError as exc:
-        return JSONResponse(_provider_error(exc), status_code=502)
+    except ProviderError as exc:  # as the upstream gave it: status, error, Retry-After
+        return failure_response(exc)
     except UserError as exc:
         return openai_error(400, str(exc), code="invalid_value")
     except Exception as exc:  # never a traceback
         log.exception("OpenAI-compatible completion failed")
-        return openai_error(
-            500,
-            f"internal error ({type(exc).__name__}); nothing already stored was lost",
-            code="internal_error",
-        )
+        return openai_error(500, _internal(exc), code="internal_error")
+
+
+def _internal(exc: Exception) -> str:
+    return f"internal error ({type(exc).__name__}); nothing already stored was lost"
 
 
 def _max_body_bytes(request: Request) -> int:
@@ -337,10 +330,11 @@ async def _complete(
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     name = model_name(engine)
+    provider = gateway_provider(engine.provider, request.headers)  # retries only what the client cannot see
     if recalling is not None:  # tierwise answers its own tools' calls, in rounds, out of the client's sight
-        stream = recalling.answer(engine.provider, upstream, pack, budget)
+        stream = recalling.answer(provider, upstream, pack, budget)
     else:
-        stream = engine.provider.stream(upstream)
+        stream = provider.stream(upstream)
     seen: list[Event] = []
     ended = False
 
@@ -380,7 +374,7 @@ async def _complete(
         }
         return JSONResponse(completion, headers=headers)
 
-    # Wait for the first output before answering, so an upstream failure is still a 502.
+    # Wait for the first output before answering, so an upstream failure still has its HTTP status.
     try:
         async for event in stream:
             seen.append(event)
@@ -461,9 +455,12 @@ async def _complete(
                     complete_calls.append(event)
                 elif isinstance(event, Done):
                     done = event
-        except TierwiseError as exc:  # the stream had started: an error chunk, no answer stored
-            yield f"data: {json.dumps(_upstream_error(exc))}\n\n"
-            yield "data: [DONE]\n\n"
+        except TierwiseError as exc:  # the stream had started: an error event ends it, no answer stored
+            yield failure_event(exc)  # (no [DONE]: that says the answer is whole)
+            return
+        except Exception as exc:  # an error event all the same: never a silently truncated answer
+            log.exception("OpenAI-compatible stream failed")
+            yield f"data: {json.dumps(error_body(_internal(exc), 'server_error', 'internal_error'))}\n\n"
             return
         finally:
             await aclose(stream)
@@ -512,7 +509,7 @@ async def unknown(path: str, request: Request) -> Response:
 
 
 def _reraise(exc: BaseException) -> NoReturn:
-    """Raise an upstream failure again (502 either way), anything else (cancellation…) unchanged.
+    """Raise an upstream failure again, anything else (cancellation…) unchanged.
 
     A ``ProviderError`` is raised as it is, another tierwise error as :class:`_UpstreamFailed`.
     """

@@ -4,7 +4,9 @@ An error is ``{"error": {"message", "type", "param", "code"}}`` with OpenAI's st
 that is not JSON, lacks a field or has an invalid value (never 422: the SDKs map 422 to another
 exception than OpenAI's servers cause), 401 a bad key, 404 an unknown path or model, 405 a method a
 path does not take (with ``Allow``), 413 a body over the size limit, 429 a rate or spending limit,
-500 an internal error, 502 the upstream model failed.
+500 an internal error. The upstream model's own errors reach the client as it gave them — its 4xx or
+5xx, its error object and ``Retry-After`` — a timeout as 504, any other failure as 502
+(:mod:`tierwise.server.openai_upstream`).
 
 :func:`document` adds to the app's OpenAPI document what the ``/v1`` routes read by hand: the
 request body's schema, the error responses and the bearer security scheme.
@@ -62,9 +64,10 @@ _DESCRIPTIONS = {
     404: "Unknown endpoint or model",
     405: "Method not allowed (see the Allow header)",
     413: "The request body is over the size limit (TIERWISE_MAX_BODY_BYTES)",
-    429: "Rate limit (Retry-After) or spending limit (code insufficient_quota)",
+    429: "Rate limit (Retry-After), the upstream's as sent, or spending limit (code insufficient_quota)",
     500: "Internal error; nothing already stored was lost",
-    502: "The upstream model failed",
+    502: "The upstream model failed (no connection, a broken answer, or it refused tierwise's key)",
+    504: "The upstream model did not answer in time",
 }
 _API_ERRORS = {
     400: "Invalid request body or JSON",
