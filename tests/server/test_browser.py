@@ -341,11 +341,11 @@ def test_replaced_api_sessions_are_hidden_until_asked_for(browser: Any, tmp_path
             page.goto(url)
             page.locator("#chat-list a", has_text="API current").wait_for()
             assert page.locator("#chat-list a", has_text="API before the edit").count() == 0
-            page.get_by_label("Show replaced API sessions").check()
+            page.get_by_label("Show earlier branches of API sessions").check()
             replaced = page.locator("#chat-list a", has_text="API before the edit")
             replaced.wait_for()
-            assert "API session (replaced)" in replaced.inner_text()
-            page.get_by_label("Show replaced API sessions").uncheck()
+            assert "API session (earlier branch)" in replaced.inner_text()
+            page.get_by_label("Show earlier branches of API sessions").uncheck()
             replaced.wait_for(state="detached")
             page.close()
     finally:

@@ -108,3 +108,45 @@ async def test_a_session_has_a_readable_title_and_its_status_is_found_by_its_key
     assert key.startswith("auto-") and chat.title == "Fix the login bug in auth"
     assert status.status_code == 200 and status.json()["sessionId"] == chat.id
     assert unknown.status_code == 404
+
+
+async def test_two_conversations_with_one_opening_interleaved_are_two_chats(store: Store) -> None:
+    """Before: each request diverged from the one before it — 5 chats for 6 requests."""
+    svc = service(store, ScriptedModel(*(f"Answer {i}." for i in range(6))))
+    opening = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi."}]
+    threads: dict[str, list[dict[str, Any]]] = {"a": list(opening), "b": list(opening)}
+    chats: dict[str, set[str]] = {"a": set(), "b": set()}
+    async with svc.http() as http:
+        for turn in range(3):
+            for name, history in threads.items():
+                if turn:
+                    history.append({"role": "user", "content": f"{name} asks {turn}"})
+                response = await http.post("/v1/chat/completions", json={"messages": history})
+                assert response.status_code == 200, response.text
+                history.append(response.json()["choices"][0]["message"])
+                chats[name].add(response.headers["x-tierwise-chat"])
+    # "b" forks "a"'s chat (it has "a"'s opening), then each request continues its own branch
+    assert len(chats["a"]) == len(chats["b"]) == 1 and chats["a"] != chats["b"]
+    assert len(await svc.api_chats()) == 1 and len(await svc.api_chats("api-superseded")) == 1
+
+
+async def test_a_regenerate_is_a_branch_and_the_old_branch_can_be_taken_up_again(store: Store) -> None:
+    svc = service(store, ScriptedModel("First try.", "Second try.", "Go on (second).", "Go on (first)."))
+    question = [{"role": "user", "content": "Name a colour."}]
+    async with svc.http() as http:
+
+        async def ask(messages: list[dict[str, Any]]) -> str:
+            response = await http.post("/v1/chat/completions", json={"messages": messages})
+            assert response.status_code == 200, response.text
+            return response.headers["x-tierwise-chat"]
+
+        first = await ask(question)
+        regenerated = await ask(question)  # the same question again: a regenerate
+        more = {"role": "user", "content": "More?"}
+        second = await ask([*question, {"role": "assistant", "content": "Second try."}, more])
+        back = await ask([*question, {"role": "assistant", "content": "First try."}, more])
+    assert regenerated != first and second == regenerated and back == first
+    (active,) = await svc.api_chats()
+    assert active.id == first  # the branch the last request was on
+    stored = [m["content"] for m in await svc.stored(first)]
+    assert stored == ["Name a colour.", "First try.", "More?", "Go on (first)."]

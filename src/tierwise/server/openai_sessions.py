@@ -11,9 +11,9 @@ UI or the endpoint touches it) and, per request:
    with the request's first write);
 2. **remembers what is new** — only messages not stored yet, *staged* in memory
    (:meth:`ChatMemory.stage`). If the client's history *diverges* from the stored one (shorter, or
-   an earlier message differs: an edit or a regenerate), the old chat is retired
-   (``context_type="api-superseded"``, nothing deleted) and a fresh one starts, so stored history
-   is never rewritten;
+   an earlier message differs: an edit or a regenerate), the request is on another *branch*: the
+   earlier branch it continues, else a new one (:mod:`tierwise.server.openai_branches`; stored
+   history is never rewritten, nothing deleted);
 3. **packs the current turn** (the last user message and what follows it) with memory under the
    budget, in the cost guard's pruning band, and the caller forwards it;
 4. **while the upstream answers**, has a summary model (if the chat has one) summarise the segments
@@ -63,6 +63,7 @@ from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
+from tierwise.server.openai_branches import RETIRED_CONTEXT_TYPE, Branches
 from tierwise.server.openai_history import diverged as _diverged
 from tierwise.server.openai_history import entity_id, session_title
 from tierwise.server.openai_recall import Retrieval
@@ -77,7 +78,6 @@ log = logging.getLogger(__name__)
 
 CONTEXT_TYPE = "api"
 _FINISH_AFTER_S = 0.02
-RETIRED_CONTEXT_TYPE = "api-superseded"
 _MAX_REMEMBERED = 10_000
 
 T = TypeVar("T")
@@ -167,6 +167,7 @@ class Sessions:
         self._chats: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._pending: dict[tuple[str, str], _Finish] = {}
         self._creating: dict[tuple[str, str], dict[str, Any]] = {}  # new chats not stored yet
+        self.branches = Branches(self.store, engine.memories, self._set_type)
         self._background: set[asyncio.Task[None]] = set()
         self._one_piece = asyncio.Lock()  # background pieces on the loop: one at a time
         self._heavy = 0  # heavy pieces running in threads (then the others leave the loop too)
@@ -373,6 +374,15 @@ class Sessions:
         if lock is not None and not lock.locked() and slot not in self._pending:
             del self._locks[slot]
 
+    def _set_type(self, user: str, chat_id: str, context_type: str) -> None:
+        """Mark a session's chat active or an earlier branch, stored or not stored yet."""
+        with self._guard:
+            creating = self._creating.get((user, chat_id))
+            if creating is not None:  # not stored yet: it will be, as this
+                creating["context_type"] = context_type
+                return
+        self.store.update_chat(user, chat_id, context_type=context_type)
+
     def _forget(self, user: str, key: str) -> None:
         with self._guard:
             self._chats.pop((user, key), None)
@@ -391,15 +401,10 @@ class Sessions:
             memory = self.engine.memories.load(user, chat_id)[0]
         elif chat_id is not None:  # a session's own chat is read from the store only when not held
             memory = self.engine.memories.held(user, chat_id) or self.engine.chat_memory(user, chat_id)
-        if memory is not None and _diverged(memory.memory.messages, conversation):
-            log.info("session %s diverged from chat %s: starting a fresh chat", key, memory.chat_id)
-            with self._guard:  # (the session's lock keeps its own writes out meanwhile)
-                creating = self._creating.get((user, memory.chat_id))
-                if creating is not None:  # not stored yet: it will be, retired
-                    creating["context_type"] = RETIRED_CONTEXT_TYPE
-            if creating is None:
-                self.store.update_chat(user, memory.chat_id, context_type=RETIRED_CONTEXT_TYPE)
-            memory = None
+        if memory is not None and _diverged(memory.memory.messages, conversation):  # an edit, a regenerate
+            left = memory.chat_id  # (the session's lock keeps its own writes out meanwhile)
+            memory = self.branches.switch(user, key, left, conversation, CONTEXT_TYPE)
+            log.info("session %s left chat %s for %s", key, left, memory.chat_id if memory else "a fork")
         if memory is None:  # the chat row is stored with the request's first write (_settle)
             chat_id = new_id()
             with self._guard:

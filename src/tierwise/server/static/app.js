@@ -10,7 +10,7 @@ import { addAnswer, addMessage, addText, setToolLine, toolLine } from "./transcr
 
 const $ = (id) => document.getElementById(id);
 const state = { chat: null, chats: [], controller: null, running: false, opening: null, info: null, started: false };
-const KINDS = { project: "Project", task: "Task", calendar: "Calendar", api: "API session", "api-superseded": "API session (replaced)" };
+const KINDS = { project: "Project", task: "Task", calendar: "Calendar", api: "API session", "api-superseded": "API session (earlier branch)" };
 // Requests the offline assistant answers from the sample workspace (and any model can).
 export const EXAMPLES = [
   "What are my high priority tasks?",
