@@ -119,3 +119,65 @@ def test_non_integer_budget_is_a_usage_error(tmp_path: Path) -> None:
     result = RUNNER.invoke(app, ["pack", str(path), "--budget", "lots"])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
+
+
+def _said(output: str) -> str:
+    """``output`` on one line: rich's error box and wrapping taken out."""
+    return " ".join(output.replace("│", " ").replace("╭", " ").replace("╰", " ").split())
+
+
+@pytest.fixture
+def not_serving(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """``serve`` builds its app and stops there: what it would have served is kept."""
+    import uvicorn
+
+    served: dict[str, object] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda service, **_: served.setdefault("app", service))
+    return served
+
+
+def test_serve_reserve_is_validated(tmp_path: Path, not_serving: dict[str, object]) -> None:
+    db = f"sqlite:///{tmp_path / 'serve.db'}"
+    for args, needle in (
+        (["--reserve", "0"], "Invalid value for '--reserve'"),
+        (["--reserve", "-3"], "Invalid value for '--reserve'"),
+        (["--reserve", "lots"], "Invalid value for '--reserve'"),
+        (
+            ["--reserve", "16000"],
+            "16,000 leaves nothing of the web chat's 16,000-token budget for the prompt",
+        ),
+        (["--budget", "8000", "--reserve", "9000"], "9,000 leaves nothing of --budget 8,000 for the prompt"),
+    ):
+        result = RUNNER.invoke(app, ["serve", "--db", db, *args])
+        assert result.exit_code == 2 and needle in _said(result.output), (args, result.output)
+        assert "Traceback" not in result.output
+    assert not not_serving
+
+
+def test_serve_reserve_and_budget_reach_the_engine(tmp_path: Path, not_serving: dict[str, object]) -> None:
+    from tierwise.budget import Budget
+
+    db = f"sqlite:///{tmp_path / 'serve.db'}"
+    for args, budget, chosen in (
+        ([], Budget(16_000, 1_000), False),  # none set: /v1 uses the model's window
+        (["--reserve", "4000"], Budget(16_000, 4_000), False),
+        (["--budget", "32000", "--reserve", "2000"], Budget(32_000, 2_000), True),
+    ):
+        not_serving.clear()
+        result = RUNNER.invoke(app, ["serve", "--db", db, *args])
+        assert result.exit_code == 0, result.output
+        engine = not_serving["app"].state.engine  # type: ignore[attr-defined]
+        assert (engine.budget, engine.budget_set) == (budget, chosen), args
+    help_text = _said(RUNNER.invoke(app, ["serve", "--help"]).output)
+    assert "--reserve" in help_text and "max_tokens" in help_text and "model's window" in help_text
+
+
+def test_serve_names_a_bad_tierwise_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, not_serving: dict[str, object]
+) -> None:
+    (tmp_path / "models.toml").write_text("[my-model\nwindow = 1", encoding="utf-8")
+    monkeypatch.setenv("TIERWISE_MODELS", str(tmp_path / "models.toml"))
+    result = RUNNER.invoke(app, ["serve", "--db", f"sqlite:///{tmp_path / 'serve.db'}"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: TIERWISE_MODELS file") and "is not valid TOML" in result.output
+    assert not not_serving

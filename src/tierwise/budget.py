@@ -32,6 +32,7 @@ from tierwise.errors import InputError
 
 __all__ = [
     "BANDS",
+    "DEFAULT_WINDOW",
     "Budget",
     "PruningBand",
     "ReferenceMode",
@@ -40,6 +41,10 @@ __all__ = [
 ]
 
 ReferenceMode = Literal["full", "summary", "none"]
+
+DEFAULT_WINDOW = 16_000
+"""A budget's window when none is set: the web and terminal chat's, and ``/v1``'s for a model whose
+window tierwise does not know (:mod:`tierwise.providers.windows`)."""
 
 
 @dataclass(frozen=True)

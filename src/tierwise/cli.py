@@ -337,16 +337,18 @@ def chat_command(
 def _assistant(
     db: str | None,
     model: str | None,
-    budget: int,
+    budget: int | None,
     session: str | None = None,
     cache_hints: bool | None = None,
     summary_model: str | None = None,
+    reserve: int = 1_000,
 ) -> tuple[Store, str, Provider, ChatEngine, str | None]:
     """The store, local user, model and engine of the reference assistant (chat and serve).
 
     A new local user gets the sample workspace; the returned line says so. Exits 2 on bad settings.
     ``cache_hints`` (``--cache-hints``) overrides ``TIERWISE_CACHE_HINTS`` for a configured model;
-    ``summary_model`` (``--summary-model``) overrides ``TIERWISE_SUMMARY_MODEL``.
+    ``summary_model`` (``--summary-model``) overrides ``TIERWISE_SUMMARY_MODEL``. ``budget`` ``None``:
+    none set (``serve``: ``/v1`` packs under the model's window); ``reserve``: of it, the answer's.
     """
     from tierwise.chat import terminal
     from tierwise.workspace.app import ensure_sample
@@ -359,7 +361,9 @@ def _assistant(
         if session is not None:
             _check_session(store, user, session)
         provider = terminal.make_provider(model, cache_hints=cache_hints)
-        engine = terminal.make_engine(store, provider, window=budget, summary_model=summary_model)
+        engine = terminal.make_engine(
+            store, provider, window=budget, reserve=reserve, summary_model=summary_model
+        )
     except UserError as exc:
         store.close()
         raise _fail(str(exc)) from None

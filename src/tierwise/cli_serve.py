@@ -7,15 +7,49 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tierwise.cli_options import CacheHints, Database, Model, SummaryModel, Window
+from tierwise.budget import DEFAULT_WINDOW
+from tierwise.cli_options import CacheHints, Database, Model, SummaryModel
 from tierwise.errors import UserError
 
 if TYPE_CHECKING:
     from tierwise.store import Store
 
-__all__ = ["log_config", "require_key_from_env", "serve_command"]
+__all__ = [
+    "DEFAULT_RESERVE",
+    "Reserve",
+    "ServeBudget",
+    "check_reserve",
+    "log_config",
+    "require_key_from_env",
+    "serve_command",
+]
 
 _YES, _NO = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+DEFAULT_RESERVE = 1_000
+
+ServeBudget = Annotated[
+    int | None,
+    typer.Option(
+        "--budget",
+        metavar="TOKENS",
+        help="A ceiling each prompt is packed under, the answer's --reserve included; on /v1 the "
+        "model's window when smaller (a request that fits the model but not the budget is packed, "
+        "not refused). Default: none — /v1 uses the model's window (built-in table, TIERWISE_MODELS), "
+        "else 16,000, as the web chat does.",
+        show_default=False,
+    ),
+]
+Reserve = Annotated[
+    int,
+    typer.Option(
+        "--reserve",
+        metavar="TOKENS",
+        min=1,
+        help="Of the window, tokens the answer keeps when a request sets no max_tokens (a request's "
+        "max_tokens or max_completion_tokens takes its room from the model's window instead).",
+    ),
+]
 
 
 def require_key_from_env() -> bool:
@@ -36,6 +70,26 @@ def require_key_from_env() -> bool:
         f"TIERWISE_REQUIRE_KEY={raw!r} is not on or off; set it to 1 (or true) to require API keys, "
         "0 (or false) or unset for local mode"
     )
+
+
+def check_reserve(budget: int | None, reserve: int) -> None:
+    """Whether ``serve --reserve`` leaves the prompt something of the budget (16,000 when none is set).
+
+    Raises:
+        typer.BadParameter: it does not (exit 2, naming ``--reserve`` and the fix).
+    """
+    window = budget if budget is not None else DEFAULT_WINDOW
+    if budget is not None and budget < 1:
+        raise typer.BadParameter(
+            f"{budget} is not a number of tokens; use 1 or more", param_hint="'--budget'"
+        )
+    if reserve >= window:
+        whose = f"--budget {window:,}" if budget is not None else f"the web chat's {window:,}-token budget"
+        fix = "or a larger --budget" if budget is not None else f"or set --budget above {reserve:,}"
+        raise typer.BadParameter(
+            f"{reserve:,} leaves nothing of {whose} for the prompt; use a smaller --reserve {fix}",
+            param_hint="'--reserve'",
+        )
 
 
 def log_config(access_log: bool = True) -> dict[str, Any]:
@@ -92,7 +146,8 @@ def serve_command(
     ] = None,
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     model: Model = None,
-    budget: Window = 16_000,
+    budget: ServeBudget = None,
+    reserve: Reserve = DEFAULT_RESERVE,
     db: Database = None,
     cache_hints: CacheHints = None,
     summary_model: SummaryModel = None,
@@ -110,6 +165,7 @@ def serve_command(
     import uvicorn
 
     from tierwise.cli import _assistant, _fail  # the command line's one error format
+    from tierwise.providers.windows import models_from_env
     from tierwise.server import create_app
     from tierwise.server.auth import rate_limit_from_env
     from tierwise.server.openai_errors import max_body_bytes_from_env
@@ -130,19 +186,21 @@ def serve_command(
         )
     if not 0 < port < 65536:
         raise _fail(f"--port {port} is not a port; use 1-65535")
+    check_reserve(budget, reserve)
     try:
         rate_limit = rate_limit_from_env(local=loopback and not require_key)
         max_body_bytes = max_body_bytes_from_env()
+        models_from_env()  # TIERWISE_MODELS: a bad one is named now, not at the first request
     except UserError as exc:
         raise _fail(str(exc)) from None
     store, _, _, engine, loaded = _assistant(
-        db, model, budget, cache_hints=cache_hints, summary_model=summary_model
+        db, model, budget, cache_hints=cache_hints, summary_model=summary_model, reserve=reserve
     )
     if loaded:
         typer.echo(loaded)
     if workers > 1:
         _serve_workers(
-            store, workers, host, port, model, budget, cache_hints, summary_model, require_key, quiet
+            store, workers, host, port, model, budget, cache_hints, summary_model, require_key, quiet, reserve
         )
         return
     from tierwise.server.web import service_info
@@ -172,11 +230,12 @@ def _serve_workers(
     host: str,
     port: int,
     model: str | None,
-    budget: int,
+    budget: int | None,
     cache_hints: bool | None,
     summary_model: str | None,
     require_key: bool,
     quiet: bool = False,
+    reserve: int = DEFAULT_RESERVE,
 ) -> None:
     """``serve --workers N``: N uvicorn processes, each building its app (:mod:`tierwise.server.workers`)."""
     import os
@@ -194,6 +253,7 @@ def _serve_workers(
             db=store.engine.url.render_as_string(hide_password=False),
             model=model,
             budget=budget,
+            reserve=reserve,
             cache_hints=cache_hints,
             summary_model=summary_model,
             require_key=require_key,

@@ -105,6 +105,9 @@ class ChatEngine:
         tools: the application's tools (the four housekeeping tools are added unless
             ``memory_tools=False``).
         budget: the prompt budget; its ``reserve`` is the answer's ``max_tokens``.
+        budget_set: whether ``budget`` is a ceiling the user chose (default: whether one was given).
+            The OpenAI-compatible endpoint packs under the upstream model's window when it knows it,
+            and under ``min(model window, budget)`` when the budget was set (decision 68).
         system: the system prompt (how to use recall_segments and open_blob is added while they
             are offered: :func:`~tierwise.chat.housekeeping.guided`).
         model: the model to ask for (default: the provider's).
@@ -153,6 +156,7 @@ class ChatEngine:
         *,
         tools: ToolRegistry | Iterable[Tool] = (),
         budget: Budget | None = None,
+        budget_set: bool | None = None,
         system: str = DEFAULT_SYSTEM,
         model: str | None = None,
         max_steps: int = 8,
@@ -184,6 +188,7 @@ class ChatEngine:
         self.offering = tool_offering
         self.toolbox = Toolbox() if tool_offering is not None and tools_grow else None
         self.budget = budget or Budget(window=16_000, reserve=1_000)
+        self.budget_set = budget is not None if budget_set is None else budget_set
         self.system = system
         self.model = model
         self.max_steps = max_steps

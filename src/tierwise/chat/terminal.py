@@ -28,7 +28,7 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
-from tierwise.budget import Budget
+from tierwise.budget import DEFAULT_WINDOW, Budget
 from tierwise.chat.costguard import CostGuard, Limits, StoreLedger
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.events import (
@@ -98,11 +98,15 @@ def make_engine(
     store: Store,
     provider: Provider,
     *,
-    window: int = 16_000,
+    window: int | None = 16_000,
     reserve: int = 1_000,
     summary_model: str | None = None,
 ) -> ChatEngine:
     """The reference assistant's engine: workspace tools and context, spending limits from the environment.
+
+    ``window`` is the budget (``reserve`` of it kept for the answer); ``None``: none set — the web chat
+    packs under 16,000 tokens and the OpenAI-compatible endpoint under the upstream model's window
+    (:mod:`tierwise.server.openai_budget`).
 
     Titles are asked of ``provider`` too (falling back to a title made from the first message);
     segment summaries, after each answer, by ``summary_model`` (``--summary-model``), else
@@ -117,10 +121,12 @@ def make_engine(
     from tierwise.workspace.app import assistant_engine
 
     guard = CostGuard(Limits.from_env(), StoreLedger(store))
-    budget = Budget(window=window, reserve=reserve)
+    budget = Budget(window=DEFAULT_WINDOW if window is None else window, reserve=reserve)
     summarizer = model_summarizer(provider, model=summary_model)
     factory = summarizing_memory(summarizer)
-    return assistant_engine(store, provider, budget=budget, guard=guard, memory_factory=factory)
+    return assistant_engine(
+        store, provider, budget=budget, budget_set=window is not None, guard=guard, memory_factory=factory
+    )
 
 
 def local_user(store: Store) -> str:

@@ -9,8 +9,9 @@
     └── ScriptedModel, FunctionModel   fakes that record every request (testing.py)
 
 Configure with ``TIERWISE_BASE_URL``, ``TIERWISE_API_KEY`` and ``TIERWISE_MODEL``
-(:class:`ProviderSettings`); price a request with :func:`cost`; give a provider to the summarizer
-with :class:`SyncCompletion`.
+(:class:`ProviderSettings`); price a request with :func:`cost`; look up a model's context window
+and output limit with :func:`lookup_limits` (``TIERWISE_MODELS`` overrides the table: windows.py);
+give a provider to the summarizer with :class:`SyncCompletion`.
 
 Example:
     >>> import asyncio
@@ -44,16 +45,19 @@ from tierwise.providers.openai_compat import OpenAICompatProvider
 from tierwise.providers.pricing import PRICES, PRICES_AS_OF, Cost, Price, cache_savings, cost, lookup_price
 from tierwise.providers.retry import RetryPolicy
 from tierwise.providers.settings import ProviderSettings
+from tierwise.providers.windows import WINDOWS, ModelLimits, lookup_limits
 
 __all__ = [
     "PRICES",
     "PRICES_AS_OF",
+    "WINDOWS",
     "ChoiceDelta",
     "Cost",
     "Done",
     "Event",
     "Fallback",
     "FallbackProvider",
+    "ModelLimits",
     "ModelRequest",
     "ModelRequestsBlocked",
     "ModelResponse",
@@ -74,6 +78,7 @@ __all__ = [
     "collect",
     "cost",
     "is_output",
+    "lookup_limits",
     "lookup_price",
     "with_fallback",
 ]

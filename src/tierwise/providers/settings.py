@@ -11,6 +11,9 @@
 ``TIERWISE_RETRY_MAX_DELAY``    longest backoff and longest ``Retry-After`` honoured (default 30)
 ``TIERWISE_PRICES``             price overrides, JSON: ``{"my-model": {"input": 1.0, "output": 2.0}}``
                                 (USD per 1M tokens; the key ``"*"`` prices every model without a price)
+``TIERWISE_MODELS``             context windows and output limits the built-in table lacks or gets wrong,
+                                JSON or the path of a JSON/TOML file: ``{"my-model": {"window": 32768,
+                                "max_output": 4096}}`` (:func:`~tierwise.providers.windows.models_from_env`)
 ``TIERWISE_CACHE_HINTS``        ``true``: mark where each request's stable prefix ends with Anthropic-style
                                 ``cache_control`` parts, for upstreams that cache only at explicit
                                 breakpoints (Anthropic models via OpenRouter…); default ``false``

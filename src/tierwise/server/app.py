@@ -177,12 +177,17 @@ def create_app(
         shared: other processes serve the same database (``serve --workers``, several hosts), so
             nothing a request needs is kept only in this process; default: on PostgreSQL.
 
+    ``/v1`` packs under the upstream model's window, from the built-in table and ``TIERWISE_MODELS``
+    (read here: ``app.state.model_limits``), capped by the engine's budget when it was set.
+
     Raises:
-        UserError: ``TIERWISE_MAX_BODY_BYTES`` is not a positive number.
+        UserError: ``TIERWISE_MAX_BODY_BYTES`` is not a positive number, or ``TIERWISE_MODELS`` is bad.
     """
     from tierwise.chat.terminal import local_user
+    from tierwise.providers.windows import lookup_limits, models_from_env
     from tierwise.server import chats, openai_compat, usage, workspace_routes
     from tierwise.server.body_limit import BodyLimit
+    from tierwise.server.openai_budget import max_tokens_limit
     from tierwise.server.openai_errors import document, max_body_bytes_from_env
     from tierwise.server.running import RunningTurns
     from tierwise.server.web import mount_web
@@ -198,6 +203,7 @@ def create_app(
     app.state.shared = store.engine.dialect.name != "sqlite" if shared is None else shared
     app.state.running = RunningTurns(engine, shared=app.state.shared)
     app.state.max_body_bytes = max_body_bytes if max_body_bytes is not None else max_body_bytes_from_env()
+    limits = app.state.model_limits = lookup_limits(openai_compat.model_name(engine), models_from_env())
     app.add_middleware(BodyLimit, limit=app.state.max_body_bytes)  # /v1 reads its own, OpenAI-shaped
     app.add_middleware(_Counted)
     default_user = app.state.local_user = local_user(store)
@@ -277,7 +283,7 @@ def create_app(
         app,
         {"/v1/chat/completions": openai_compat.ChatCompletionRequest},
         require_key=require_key,
-        window=engine.budget.window,
+        window=max_tokens_limit(engine.budget, limits) + 1,  # max_tokens documented up to the model's
         token_limit=engine.budget.available,
     )
     return app

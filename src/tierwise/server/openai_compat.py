@@ -23,7 +23,10 @@ Choices, in short (sessions, storage and the current turn: :mod:`tierwise.server
   ``logprobs``, ``max_tokens`` only if sent, ``user``, unknown fields…) is forwarded as sent
   (:mod:`tierwise.server.openai_params`); what the upstream answers beyond text and tool calls
   (log probabilities, a refusal, further choices) is relayed.
-- **Budget**: ``engine.budget``; a ``max_tokens`` above its reserve reserves that many instead.
+- **Budget**: the upstream model's window (:mod:`tierwise.providers.windows`), capped by
+  ``engine.budget`` when one was set (``engine.budget_set``); an unknown model's is ``engine.budget``.
+  ``max_tokens`` takes the answer's room from the model's window, not from the budget; what must be
+  sent whole and fits the model is packed, never refused (:mod:`tierwise.server.openai_budget`).
 - The answer is stored only when the stream completed, and *after* the client has it (``[DONE]``
   first, the write in the background); a failed or abandoned stream stores the request's messages
   but no half answer, so a retry with the same history carries on cleanly. The cost guard refuses
@@ -49,7 +52,6 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from fastapi import APIRouter, Request
@@ -78,6 +80,7 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.errors import ProviderError
 from tierwise.server.app import ApiError
+from tierwise.server.openai_budget import BudgetPlan, plan_budget
 from tierwise.server.openai_errors import (
     COMPLETION_RESPONSES,
     ERROR_RESPONSES,
@@ -99,7 +102,7 @@ from tierwise.server.openai_params import (
     read_body,
 )
 from tierwise.server.openai_recall import Retrieval
-from tierwise.server.openai_sessions import Sessions, Turn
+from tierwise.server.openai_sessions import Packed, Sessions, Turn
 from tierwise.server.openai_upstream import failure_event, failure_response, gateway_provider
 from tierwise.server.openai_validate import SLICE, MessagesInvalid, validate_request
 from tierwise.server.spent import Spent, spent_of
@@ -183,19 +186,17 @@ async def get_model(model: str, request: Request) -> Response:
     return JSONResponse(_model_object(name))
 
 
-def _budget(engine: ChatEngine, max_tokens: int | None) -> Budget:
-    budget = engine.budget
-    if max_tokens is not None and max_tokens > budget.reserve:
-        if max_tokens >= budget.window:
-            raise BadRequest(
-                400,
-                f"max_tokens ({max_tokens}) leaves no room for the prompt in the {budget.window}-token "
-                "window; ask for fewer tokens",
-                "context_length_exceeded",
-                "max_tokens",
-            )
-        budget = replace(budget, reserve=max_tokens)
-    return budget
+def _budget(request: Request, body: ChatCompletionRequest) -> BudgetPlan:
+    """The request's budget plan: the model's window (``app.state.model_limits``), the budget if set."""
+    engine: ChatEngine = request.app.state.engine
+    return plan_budget(
+        engine.budget,
+        getattr(request.app.state, "model_limits", None),
+        ceiling=engine.budget_set,
+        max_tokens=body.max_completion_tokens or body.max_tokens,
+        param="max_completion_tokens" if body.max_completion_tokens else "max_tokens",
+        model=model_name(engine),
+    )
 
 
 @router.post("/chat/completions", responses=COMPLETION_RESPONSES)
@@ -299,8 +300,7 @@ async def _complete(
         )
     system = check_json("messages", [m.to_openai() for m in systems]) or None  # sent first, as given
     tools = [t.model_dump() for t in body.tools or ()]
-    max_tokens = body.max_completion_tokens or body.max_tokens
-    budget = _budget(engine, max_tokens)
+    plan = _budget(request, body)
     opening = next(m for m in body.messages if m.role not in ("system", "developer"))
     key = session_key(  # (it reads the first system message and the first other one)
         request.headers.get(SESSION_HEADER),
@@ -309,8 +309,13 @@ async def _complete(
         cache_key=data.get("prompt_cache_key"),
         metadata=body.metadata,
     )
-    retrieval = Retrieval.of(body, data, tools)  # None: this request must not get tierwise's tools
-    pack = await sessions.begin(user, key, Turn(conversation, system, tools, budget, retrieval))
+
+    async def begin(budget: Budget) -> tuple[Packed, Retrieval | None]:
+        retrieval = Retrieval.of(body, data, tools)  # None: this request must not get tierwise's tools
+        turn = Turn(conversation, system, tools, budget, retrieval)
+        return await sessions.begin(user, key, turn), retrieval
+
+    (pack, retrieval), budget = await plan.pack(begin, system, tools)  # grown if what it must send needs
     recalling = retrieval if retrieval is not None and retrieval.offered else None
     upstream = ModelRequest(
         messages=pack.messages,

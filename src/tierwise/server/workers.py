@@ -30,7 +30,8 @@ class ServeSettings:
 
     db: str
     model: str | None = None
-    budget: int = 16_000
+    budget: int | None = None  # none set: /v1 packs under the model's window (decision 68)
+    reserve: int = 1_000
     cache_hints: bool | None = None
     summary_model: str | None = None
     require_key: bool = False
@@ -82,7 +83,11 @@ def app() -> FastAPI:
     store = Store.open(settings.db)
     provider = terminal.make_provider(settings.model, cache_hints=settings.cache_hints)
     engine = terminal.make_engine(
-        store, provider, window=settings.budget, summary_model=settings.summary_model
+        store,
+        provider,
+        window=settings.budget,
+        reserve=settings.reserve,
+        summary_model=settings.summary_model,
     )
     return create_app(
         store,

@@ -90,7 +90,8 @@ def assistant_engine(
     Args:
         store: the store (chats and the workspace).
         provider: the model (:func:`assistant_provider`).
-        budget: the prompt budget (default: 16,000 tokens with 1,000 for the answer).
+        budget: the prompt budget (default: 16,000 tokens with 1,000 for the answer); ``budget_set``
+            (in ``options``, default: whether it was given) makes it a ceiling on ``/v1`` too.
         guard: spending limits, if any.
         calendar: the calendar (default: the local one in the store).
         clock: the current time, aware; tests and benchmarks fix it.
@@ -114,6 +115,7 @@ def assistant_engine(
         provider,
         tools=workspace_tools(),
         budget=budget or Budget(window=16_000, reserve=1_000),
+        budget_set=options.pop("budget_set", budget is not None),
         system=SYSTEM_PROMPT,
         guard=guard,
         title_provider=options.pop("title_provider", title_provider),
