@@ -53,6 +53,10 @@ class FakeReply:
         delay: seconds between chunks.
         error_event: sent as an SSE ``{"error": ...}`` event after the text (a mid-stream failure).
         cut_after: close the connection after this many data chunks, without finishing.
+        deltas: more ``delta`` objects of choice 0, one chunk each, after the text (a
+            ``reasoning_content`` piece, a ``custom`` tool call…), as given.
+        fields: more top-level fields of every chunk and of a whole answer (``system_fingerprint``…).
+        usage_details: more fields of the usage (``completion_tokens_details``…).
     """
 
     text: str = ""
@@ -69,6 +73,9 @@ class FakeReply:
     delay: float = 0.0
     error_event: Mapping[str, Any] | None = None
     cut_after: int | None = None
+    deltas: Sequence[Mapping[str, Any]] = ()
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    usage_details: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _split(text: str, parts: int) -> list[str]:
@@ -206,6 +213,7 @@ def _chunks(body: Mapping[str, Any], reply: FakeReply) -> Iterator[dict[str, Any
         "object": "chat.completion.chunk",
         "created": 0,
         "model": body.get("model"),
+        **reply.fields,
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -217,6 +225,8 @@ def _chunks(body: Mapping[str, Any], reply: FakeReply) -> Iterator[dict[str, Any
     if reply.error_event is not None:
         yield {"error": dict(reply.error_event)}
         return
+    for delta in reply.deltas:
+        yield chunk(dict(delta))
     fragments: list[list[dict[str, Any]]] = []
     for index, (call_id, name, arguments) in enumerate(_tool_call_entries(reply)):
         parts = _split(arguments, reply.pieces)
@@ -244,7 +254,7 @@ def _usage(reply: FakeReply) -> dict[str, Any]:
     usage: dict[str, Any] = {k: v for k, v in reply.usage.items() if k != "cached_tokens"}
     if "cached_tokens" in reply.usage:
         usage["prompt_tokens_details"] = {"cached_tokens": reply.usage["cached_tokens"]}
-    return usage
+    return {**usage, **reply.usage_details}
 
 
 def _completion(body: Mapping[str, Any], reply: FakeReply) -> dict[str, Any]:
@@ -263,6 +273,7 @@ def _completion(body: Mapping[str, Any], reply: FakeReply) -> dict[str, Any]:
         "model": body.get("model"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": _usage(reply),
+        **reply.fields,
     }
 
 

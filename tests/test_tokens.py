@@ -297,9 +297,30 @@ def test_malformed_tool_definition_names_the_fix() -> None:
         render_tools([{"name": "x"}])
 
 
-def test_unknown_content_part_names_the_fix() -> None:
-    with pytest.raises(InputError, match="'text' or 'image_url'"):
-        TokenCounter().count_message({"role": "user", "content": [{"type": "input_audio"}]})
+def test_a_part_without_a_type_names_the_fix() -> None:
+    with pytest.raises(InputError, match="give each part a 'type'"):
+        TokenCounter().count_message({"role": "user", "content": [{"text": "hi"}]})
+
+
+def test_what_tierwise_does_not_read_is_counted_by_its_text_or_json() -> None:
+    counter = TokenCounter()
+    audio = {"type": "input_audio", "input_audio": {"data": "UklGRiQAAABXQVZF", "format": "wav"}}
+    plain = counter.count_message({"role": "user", "content": []})
+    assert counter.count_message({"role": "user", "content": [audio]}) == plain + counter.count(
+        json.dumps(audio, sort_keys=True)
+    )
+    thought = "The user wants the weather; call get_weather."
+    answer = {"role": "assistant", "content": "Sunny.", "reasoning_content": thought, "refusal": None}
+    assert counter.count_message(answer) == counter.count_message({**answer, "reasoning_content": None}) + (
+        counter.count(thought)
+    )
+    many = [answer, *({"role": "user", "content": f"m{i}"} for i in range(10))]
+    assert counter.message_costs(many) == [counter.count_message(m) for m in many]  # the batched path too
+    custom = {"id": "c1", "type": "custom", "custom": {"name": "sql", "input": "SELECT 1"}}
+    called = counter.count_message({"role": "assistant", "content": None, "tool_calls": [custom]})
+    assert called > counter.count_message({"role": "assistant", "content": None}) + counter.count("SELECT 1")
+    grammar = {"type": "custom", "custom": {"name": "sql", "format": {"type": "text"}}}
+    assert counter.count_tools([grammar]) > counter.count("sql")
 
 
 def test_image_parts_are_charged() -> None:

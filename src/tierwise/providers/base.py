@@ -9,8 +9,10 @@ A :class:`Provider` implements a single async generator, :meth:`Provider.stream`
 - :class:`ToolCallDelta`: a piece of a tool call — ``index`` says which call (parallel calls stream
   interleaved); ``id`` and ``name`` usually come only in a call's first delta.
 - :class:`ToolCall`: a complete tool call (``arguments`` is the JSON text), once the stream ended.
-- :class:`Usage`: token counts, when the server reports them (near the end).
-- :class:`Done`: the last event — why the model stopped, and which model answered.
+- :class:`Usage`: token counts, when the server reports them (near the end), with the server's
+  other usage fields as sent (``details``: ``completion_tokens_details``…).
+- :class:`Done`: the last event — why the model stopped, which model answered, and the response's
+  other fields as the server sent them (``fields``: ``system_fingerprint``…).
 - :class:`ChoiceDelta`: what an OpenAI-compatible upstream sent beyond text and tool calls (log
   probabilities, a refusal, the other choices when ``n`` > 1), as sent, for OpenAI clients.
 - :class:`Retry` and :class:`Fallback`: notices that a request is being retried or handed to the
@@ -115,12 +117,22 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens a request used, as the server reported them; ``cached_tokens`` are part of the prompt."""
+    """Tokens a request used, as the server reported them; ``cached_tokens`` are part of the prompt.
+
+    ``details`` are the server's other usage fields as it sent them (``prompt_tokens_details``,
+    ``completion_tokens_details``, a price…), for a relay to pass on; two usages add them up.
+
+    Example:
+        >>> a = Usage(10, 5, 15, details={"completion_tokens_details": {"reasoning_tokens": 3}})
+        >>> (a + a).details
+        {'completion_tokens_details': {'reasoning_tokens': 6}}
+    """
 
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
     cached_tokens: int = 0
+    details: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -128,15 +140,39 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
             self.cached_tokens + other.cached_tokens,
+            _summed(self.details, other.details),
         )
+
+
+def _summed(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """Two usages' details added up: numbers summed, objects key by key, anything else the later one's."""
+    out = dict(a)
+    for key, value in b.items():
+        have = out.get(key)
+        if isinstance(value, Mapping) and isinstance(have, Mapping):
+            out[key] = _summed(have, value)
+        elif _number(value) and _number(have):
+            out[key] = have + value
+        else:
+            out[key] = value
+    return out
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True, slots=True)
 class Done:
-    """The last event of a stream: why the model stopped and which model answered."""
+    """The last event of a stream: why the model stopped and which model answered.
+
+    ``fields`` are the response's other top-level fields as the server sent them
+    (``system_fingerprint``, ``service_tier``…), for a relay to pass on.
+    """
 
     finish_reason: str | None
     model: str
+    fields: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +252,8 @@ class ModelResponse:
     """A whole answer: text, complete tool calls, usage, and the model that gave it.
 
     ``retries`` and ``fallbacks`` are the notices seen on the way (empty when the first try worked);
-    ``extras`` the :class:`ChoiceDelta` pieces (log probabilities, refusal, further choices).
+    ``extras`` the :class:`ChoiceDelta` pieces (log probabilities, refusal, further choices);
+    ``fields`` the response's other fields as the server sent them (:attr:`Done.fields`).
     """
 
     text: str = ""
@@ -227,6 +264,7 @@ class ModelResponse:
     retries: list[Retry] = field(default_factory=list)
     fallbacks: list[Fallback] = field(default_factory=list)
     extras: list[ChoiceDelta] = field(default_factory=list)
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
     def message(self) -> dict[str, Any]:
         """The answer as an OpenAI assistant message (``content`` is ``None`` for a pure tool call)."""
@@ -342,6 +380,7 @@ async def collect(stream: AsyncIterator[Event]) -> ModelResponse:
         retries=retries,
         fallbacks=fallbacks,
         extras=extras,
+        fields=done.fields if done else {},
     )
 
 

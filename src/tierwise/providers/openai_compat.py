@@ -3,7 +3,10 @@
 The server is chosen by base URL alone; nothing here looks at model names. Requests stream
 (``stream=True`` with ``stream_options={"include_usage": True}``) and the chunks become
 :mod:`tierwise.providers.base` events: text deltas, tool-call deltas (by ``index``, arguments in
-fragments), the complete tool calls, the usage of the final chunk, and :class:`Done`.
+fragments), the complete tool calls, the usage of the final chunk, and :class:`Done`. What else the
+server sends is carried as sent: a choice's other fields and calls of other types (``custom``) as
+:class:`~tierwise.providers.base.ChoiceDelta`, the usage's other fields (``completion_tokens_details``…)
+in ``Usage.details``, the response's (``system_fingerprint``…) in ``Done.fields``.
 
 Failures are handled here, not in the SDK (its ``max_retries`` is 0), so they are logged and
 testable: 408 / 429 / 5xx, timeouts and dropped connections are retried with exponential backoff and
@@ -110,17 +113,35 @@ def provider_error(exc: Exception, model: str, *, answering: bool = False) -> Pr
     return ProviderError(f"{model}: {type(exc).__name__}: {exc}", model=model)
 
 
+_COUNTS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
+_PER_CHUNK = frozenset({"obfuscation"})  # padding that belongs to one chunk: not the response's
+
+
+def _fields(chunk: ChatCompletionChunk, fields: dict[str, Any]) -> None:
+    """The chunk's fields beyond id, model, choices and usage (``system_fingerprint``…) into ``fields``."""
+    for key in ("system_fingerprint", "service_tier"):
+        value = getattr(chunk, key, None)
+        if value is not None:
+            fields[key] = value
+    for key, value in (chunk.model_extra or {}).items():
+        if value is not None and key not in _PER_CHUNK:
+            fields[key] = value
+
+
 def _usage(chunk: ChatCompletionChunk) -> Usage | None:
     reported = chunk.usage
     if reported is None:
         return None
+    more = {k: v for k, v in reported.model_dump(exclude_none=True).items() if k not in _COUNTS}
     # prompt_tokens_details (cached tokens) is newer than some SDKs and servers: read it defensively.
     details: Any = getattr(reported, "prompt_tokens_details", None)
     if isinstance(details, dict):
         cached = details.get("cached_tokens")
     else:
         cached = getattr(details, "cached_tokens", 0)
-    return Usage(reported.prompt_tokens, reported.completion_tokens, reported.total_tokens, int(cached or 0))
+    return Usage(
+        reported.prompt_tokens, reported.completion_tokens, reported.total_tokens, int(cached or 0), more
+    )
 
 
 def _choice_delta(choice: Any, *, whole: bool) -> ChoiceDelta:
@@ -352,11 +373,14 @@ class OpenAICompatProvider(Provider):
         except openai.OpenAIError as exc:
             raise provider_error(exc, model) from exc
         calls: dict[int, list[str]] = {}  # index -> [id, name, arguments…]
+        others: set[int] = set()  # the indexes of calls of another type (custom): relayed as sent
+        fields: dict[str, Any] = {}
         usage: Usage | None = None
         finish_reason: str | None = None
         try:
             async for chunk in response:
                 usage = _usage(chunk) or usage
+                _fields(chunk, fields)
                 for choice in chunk.choices:
                     if choice.index:  # a further choice (n > 1): relayed as sent
                         yield _choice_delta(choice, whole=True)
@@ -370,6 +394,10 @@ class OpenAICompatProvider(Provider):
                         yield extra
                     for position, piece in enumerate(delta.tool_calls or ()):
                         index = piece.index if piece.index is not None else position
+                        if index in others or piece.type not in (None, "function"):
+                            others.add(index)
+                            yield ChoiceDelta(0, {"tool_calls": [piece.model_dump(exclude_none=True)]})
+                            continue
                         name = piece.function.name if piece.function else None
                         fragment = (piece.function.arguments or "") if piece.function else ""
                         state = calls.setdefault(index, ["", ""])
@@ -393,4 +421,4 @@ class OpenAICompatProvider(Provider):
             yield ToolCall(call_id or f"call_{index}", name, "".join(arguments) or "{}")
         if usage is not None:
             yield usage
-        yield Done(finish_reason, model)
+        yield Done(finish_reason, model, fields)

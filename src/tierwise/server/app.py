@@ -155,6 +155,7 @@ def create_app(
     hosts: Collection[str] | None = None,
     max_body_bytes: int | None = None,
     shared: bool | None = None,
+    repair_history: bool | None = None,
 ) -> FastAPI:
     """The tierwise service around ``store`` and ``engine``.
 
@@ -176,6 +177,9 @@ def create_app(
             ``/v1``); default ``TIERWISE_MAX_BODY_BYTES``, else 16 MB.
         shared: other processes serve the same database (``serve --workers``, several hosts), so
             nothing a request needs is kept only in this process; default: on PostgreSQL.
+        repair_history: on ``/v1``, leave out tool calls and results that do not pair up instead of
+            refusing them with OpenAI's 400 (:mod:`tierwise.server.openai_pairs`); default
+            ``TIERWISE_REPAIR_HISTORY`` (another value than on or off: ``UserError``), else off.
 
     ``/v1`` packs under the upstream model's window, from the built-in table and ``TIERWISE_MODELS``
     (read here: ``app.state.model_limits``), capped by the engine's budget when it was set.
@@ -189,6 +193,7 @@ def create_app(
     from tierwise.server.body_limit import BodyLimit
     from tierwise.server.openai_budget import max_tokens_limit
     from tierwise.server.openai_errors import document, max_body_bytes_from_env
+    from tierwise.server.openai_pairs import repair_history_from_env
     from tierwise.server.running import RunningTurns
     from tierwise.server.web import mount_web
 
@@ -203,6 +208,7 @@ def create_app(
     app.state.shared = store.engine.dialect.name != "sqlite" if shared is None else shared
     app.state.running = RunningTurns(engine, shared=app.state.shared)
     app.state.max_body_bytes = max_body_bytes if max_body_bytes is not None else max_body_bytes_from_env()
+    app.state.repair_history = repair_history if repair_history is not None else repair_history_from_env()
     limits = app.state.model_limits = lookup_limits(openai_compat.model_name(engine), models_from_env())
     app.add_middleware(BodyLimit, limit=app.state.max_body_bytes)  # /v1 reads its own, OpenAI-shaped
     app.add_middleware(_Counted)

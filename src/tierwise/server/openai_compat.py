@@ -8,7 +8,7 @@ stores it in a chat, packs it under the engine's budget and forwards the pack to
 Choices, in short (sessions, storage and the current turn: :mod:`tierwise.server.openai_sessions`):
 
 - **Session**: the header ``X-Tierwise-Session``, else the body's ``user``, else a key derived from
-  the conversation's first system message and first other message. Each session is one chat of the
+  the conversation's leading system message and first other message. Each session is one chat of the
   request's user (``context_type="api"``); a diverging history retires the old chat and starts anew.
 - **Current turn**: the last user message and everything after it (assistant tool calls and the
   client's tool results); memory packs everything before it, in the cost guard's pruning band.
@@ -22,7 +22,13 @@ Choices, in short (sessions, storage and the current turn: :mod:`tierwise.server
 - **Parameters**: everything else the client sent (``response_format``, ``n``, ``stop``, ``seed``,
   ``logprobs``, ``max_tokens`` only if sent, ``user``, unknown fields…) is forwarded as sent
   (:mod:`tierwise.server.openai_params`); what the upstream answers beyond text and tool calls
-  (log probabilities, a refusal, further choices) is relayed.
+  (log probabilities, a refusal, reasoning, calls of other types, further choices,
+  ``system_fingerprint``, usage details) is relayed.
+- **Messages** are carried as sent, in the client's order (decision 69): fields, content parts and
+  tool types tierwise does not read are stored with the message and forwarded unchanged while the
+  conversation fits; the leading system messages are the pack's system part, a later one stays
+  where it was. Tool calls and results that do not pair up are OpenAI's 400, unless tierwise is asked
+  to repair them (:mod:`tierwise.server.openai_pairs`).
 - **Budget**: the upstream model's window (:mod:`tierwise.providers.windows`), capped by
   ``engine.budget`` when one was set (``engine.budget_set``); an unknown model's is ``engine.budget``.
   ``max_tokens`` takes the answer's room from the model's window, not from the budget; what must be
@@ -51,7 +57,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from fastapi import APIRouter, Request
@@ -90,12 +96,13 @@ from tierwise.server.openai_errors import (
     validation_error,
 )
 from tierwise.server.openai_history import session_key
+from tierwise.server.openai_pairs import check_pairs, check_tool_results, repair_history_from_env
 from tierwise.server.openai_params import (
     BadRequest,
     ChatCompletionRequest,
-    MessageIn,
+    answer_message,
+    as_sent,
     check_tool_choice,
-    check_tool_results,
     extra_choices,
     forwarded,
     parse_body,
@@ -209,7 +216,7 @@ async def chat_completions(request: Request) -> Response:
     try:
         data = parse_body(await read_body(request, _max_body_bytes(request)))
         body = await validate_request(data)  # a long conversation in slices: others go on meanwhile
-        check_tool_results(body.messages)
+        (check_tool_results if _repairs(request) else check_pairs)(data["messages"])
         check_tool_choice(body)
     except BadRequest as exc:
         return openai_error(exc.status, str(exc), code=exc.code, param=exc.param)
@@ -243,6 +250,15 @@ def _internal(exc: Exception) -> str:
     return f"internal error ({type(exc).__name__}); nothing already stored was lost"
 
 
+def _repairs(request: Request) -> bool:
+    """Whether unpaired tool calls and results are repaired (``TIERWISE_REPAIR_HISTORY``), not refused."""
+    state = request.app.state
+    repair = getattr(state, "repair_history", None)
+    if repair is None:
+        repair = state.repair_history = repair_history_from_env()
+    return bool(repair)
+
+
 def _max_body_bytes(request: Request) -> int:
     state = request.app.state
     limit = getattr(state, "max_body_bytes", None)
@@ -271,8 +287,8 @@ async def _off_loop_if_long(messages: Sequence[Any], work: Callable[[], _T]) -> 
 _SYSTEM_ROLES = ("system", "developer")
 
 
-def _storable(messages: Sequence[MessageIn]) -> list[dict[str, Any]]:
-    """The conversation's messages (system ones aside) as the store keeps them, checked a slice at a time.
+def _storable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The client's messages, each as sent, as the store keeps them, checked a slice at a time.
 
     One ``json.dumps`` of a 100,000-message conversation holds the interpreter lock for ~50 ms, and
     every other request waits for it; a slice of :data:`SLICE` messages, well under 1 ms.
@@ -280,8 +296,7 @@ def _storable(messages: Sequence[MessageIn]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for start in range(0, len(messages), SLICE):
         breathe()
-        chosen = [m.to_openai() for m in messages[start : start + SLICE] if m.role not in _SYSTEM_ROLES]
-        out += check_json("messages", chosen)
+        out += check_json("messages", [as_sent(m) for m in messages[start : start + SLICE]])
     return out
 
 
@@ -290,18 +305,21 @@ async def _complete(
 ) -> Response:
     engine: ChatEngine = request.app.state.engine
     sessions = _sessions(request)
-    systems = [m for m in body.messages if m.role in ("system", "developer")]
+    # The leading system messages are the pack's system part, sent first as given; a later one
+    # stays where the client put it, in the conversation.
+    lead = next((i for i, m in enumerate(body.messages) if m.role not in _SYSTEM_ROLES), len(body.messages))
+    systems, sent = body.messages[:lead], data["messages"][lead:]
     # As the store keeps it (NUL and lone surrogates → U+FFFD): the pack sent upstream, the held
     # memory and a resent history after a restart all agree with what is stored.
-    conversation = await _off_loop_if_long(body.messages, lambda: _storable(body.messages))
+    conversation = await _off_loop_if_long(sent, lambda: _storable(sent))
     if not conversation:
         raise BadRequest(
             400, "messages holds only system messages; send a user message", "invalid_value", "messages"
         )
-    system = check_json("messages", [m.to_openai() for m in systems]) or None  # sent first, as given
-    tools = [t.model_dump() for t in body.tools or ()]
+    system = check_json("messages", [as_sent(m) for m in data["messages"][:lead]]) or None
+    tools = check_json("tools", list(data.get("tools") or ()))  # as sent
     plan = _budget(request, body)
-    opening = next(m for m in body.messages if m.role not in ("system", "developer"))
+    opening = body.messages[lead]
     key = session_key(  # (it reads the first system message and the first other one)
         request.headers.get(SESSION_HEADER),
         body.user,
@@ -365,7 +383,7 @@ async def _complete(
         first, others = extra_choices(response.extras)  # logprobs, a refusal, choices when n > 1
         choice = {
             "index": 0,
-            "message": {**response.message(), **first["message"]},
+            "message": answer_message(response),  # with what else the upstream sent for it
             "finish_reason": _finish_reason(response),
             "logprobs": first["logprobs"],
         }
@@ -375,7 +393,8 @@ async def _complete(
             "created": created,
             "model": response.model or name,
             "choices": [choice, *others],
-            "usage": spent.openai(),
+            "usage": spent.openai(),  # the upstream's details too
+            **response.fields,  # system_fingerprint, service_tier… as the upstream sent them
         }
         return JSONResponse(completion, headers=headers)
 
@@ -397,6 +416,7 @@ async def _complete(
         model: str = name,
         index: int = 0,
         logprobs: dict[str, Any] | None = None,
+        fields: Mapping[str, Any] | None = None,
     ) -> str:
         choice = {"index": index, "delta": delta, "finish_reason": finish_reason, "logprobs": logprobs}
         payload = {
@@ -405,6 +425,7 @@ async def _complete(
             "created": created,
             "model": model,
             "choices": [choice],
+            **(fields or {}),
         }
         return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n"
 
@@ -476,7 +497,8 @@ async def _complete(
                 yield chunk({"tool_calls": [call]})
         response, spent = await finish(seen)
         model = (done.model if done else "") or name
-        yield chunk({}, _finish_reason(response), model)
+        # (system_fingerprint… come with the stream's end: on its last chunks)
+        yield chunk({}, _finish_reason(response), model, fields=response.fields)
         if include_usage:
             payload = {
                 "id": completion_id,
@@ -485,6 +507,7 @@ async def _complete(
                 "model": model,
                 "choices": [],
                 "usage": spent.openai(),
+                **response.fields,
             }
             yield f"data: {json.dumps(payload)}\n\n"
         yield "data: [DONE]\n\n"

@@ -8,7 +8,9 @@ An OpenAI client resends its whole conversation on every request. It continues t
 when every stored message is still there, alike, at its place; otherwise (an edit, a regenerate, a
 tool result that changed) it *diverged* and :class:`~tierwise.server.openai_sessions.Sessions`
 starts a fresh chat, so the upstream gets the client's messages and stored history is never
-rewritten.
+rewritten. A message that is alike but not equal — the client resent it with other fields (a
+``cache_control`` moved to it, ``reasoning_content`` dropped, an answer's ``refusal: null``) — is
+forwarded as the client sent it this time, wherever memory sends it whole (:func:`resent`).
 """
 
 from __future__ import annotations
@@ -17,15 +19,20 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tierwise.chat.titles import fallback_title
+from tierwise.memory.steps import message_forms
+
+if TYPE_CHECKING:
+    from tierwise.memory.engine import Memory
 
 __all__ = [
     "METADATA_KEYS",
     "arguments_key",
     "diverged",
     "entity_id",
+    "resent",
     "session_key",
     "session_title",
     "text_of",
@@ -124,6 +131,39 @@ def diverged(stored: Sequence[Mapping[str, Any]], conversation: Sequence[Mapping
     return len(stored) > len(conversation) or any(
         not _alike(a, b) for a, b in zip(stored, conversation, strict=False)
     )
+
+
+def resent(
+    memory: Memory,
+    conversation: Sequence[Mapping[str, Any]],
+    messages: list[dict[str, Any]],
+    tokens: int,
+    room: int,
+) -> tuple[list[dict[str, Any]], int]:
+    """A pack's ``messages``, those memory sends whole as the client sent them this time; and its tokens.
+
+    The client resends its whole conversation; memory holds the copy it got first (or the answer as
+    tierwise relayed it). Where memory's copy is in the pack with the same content but other fields,
+    the client's copy goes instead: its fields this time (a moved ``cache_control``, a dropped
+    ``reasoning_content``, an added ``refusal: null``) are what it asks for. A compressed form (its
+    content differs) stays; a copy that would take the pack past ``room`` tokens stays too.
+    """
+    forms = message_forms(memory, memory.live_from, min(len(memory.messages), len(conversation)))
+    out = messages
+    for position, message in enumerate(messages):
+        index = forms.get(id(message))
+        if index is None:
+            continue
+        sent = conversation[index]
+        if sent is message or sent == message or sent.get("content") != message.get("content"):
+            continue
+        more = memory.counter.count_message(sent) - memory.counter.count_message(message)
+        if tokens + more > room:
+            continue
+        if out is messages:
+            out = list(messages)
+        out[position], tokens = dict(sent), tokens + more
+    return out, tokens
 
 
 METADATA_KEYS = ("tierwise_session", "session_id")

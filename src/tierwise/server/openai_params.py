@@ -3,14 +3,20 @@
 Everything that can fail is checked here, before the upstream model is called (and billed): the
 body's size (413 over ``TIERWISE_MAX_BODY_BYTES``), JSON nested deeper than :data:`MAX_DEPTH`,
 values out of OpenAI's ranges or of another JSON type (booleans and numbers are never coerced:
-``0`` is not ``false``, ``"5"`` not ``5``), a ``user`` longer than :data:`MAX_USER_CHARS`, a tool message
-whose ``tool_call_id`` answers no earlier assistant tool call (all 400, naming the fix).
+``0`` is not ``false``, ``"5"`` not ``5``), a ``user`` longer than :data:`MAX_USER_CHARS` (all 400,
+naming the fix); tool calls and results that do not pair up: :mod:`tierwise.server.openai_pairs`.
 
+What tierwise does not understand it carries (decision 69): a message's other fields
+(``reasoning_content``, ``refusal``, ``audio``, ``prefix``, ``cache_control``…), content parts of
+other types (``input_audio``, ``file``…), tools and tool calls of other types (``custom``) and
+other ``tool_choice`` objects (``allowed_tools``) are accepted and forwarded as sent; only the
+parts tierwise reads (text, images, function tools and calls) are checked field by field.
 What the client sent beyond the conversation is forwarded as sent (:func:`forwarded`):
 ``response_format``, ``n``, ``stop``, ``seed``, ``top_p``, penalties, ``logprobs``, ``tool_choice``,
 ``max_tokens`` (only if sent), ``user``, ``metadata``, unknown fields… — tierwise adds nothing.
-:func:`extra_choices` puts back together what the upstream answered beyond the text and tool calls
-(log probabilities, a refusal, the further choices when ``n`` > 1).
+:func:`extra_choices` puts back together what the upstream answered beyond the text and function
+calls (log probabilities, a refusal, reasoning, calls of other types, the further choices when
+``n`` > 1); :func:`answer_message` is the answer as the client gets it, and as it is stored.
 """
 
 from __future__ import annotations
@@ -23,20 +29,24 @@ from fastapi import Request
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PlainValidator,
     Strict,
+    Tag,
     TypeAdapter,
     model_validator,
 )
 
-from tierwise.providers.base import ChoiceDelta
+from tierwise.providers.base import ChoiceDelta, ModelResponse
 
 __all__ = [
     "MAX_DEPTH",
     "MAX_USER_CHARS",
     "BadRequest",
     "ChatCompletionRequest",
+    "answer_message",
+    "as_sent",
     "extra_choices",
     "forwarded",
     "parse_body",
@@ -58,7 +68,7 @@ _CONVERSATION = {"required": ["role"], "properties": {"role": {"enum": ["user", 
 class BadRequest(Exception):
     """A request refused before anything was sent upstream: its status, OpenAI error code and parameter."""
 
-    def __init__(self, status: int, message: str, code: str, param: str | None = None) -> None:
+    def __init__(self, status: int, message: str, code: str | None, param: str | None = None) -> None:
         super().__init__(message)
         self.status, self.code, self.param = status, code, param
 
@@ -77,12 +87,20 @@ class FunctionCall(_Lenient):
     arguments: str = "{}"
 
 
-class ToolCallIn(_Lenient):
-    """A tool call in an assistant message of the history."""
+class ToolCallIn(BaseModel):
+    """A tool call in an assistant message of the history: a function's, or of another type as sent."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: str
-    type: Literal["function"] = "function"
-    function: FunctionCall
+    type: str = "function"
+    function: FunctionCall | None = None
+
+    @model_validator(mode="after")
+    def _function_named(self) -> ToolCallIn:
+        if self.type == "function" and self.function is None:
+            raise ValueError("a function tool call needs its 'function' (name and arguments)")
+        return self
 
 
 class TextPart(BaseModel):
@@ -112,22 +130,58 @@ class ImagePart(BaseModel):
     image_url: ImageURL
 
 
-# The parts tierwise can count (others would be refused while packing: 400 either way).
-ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+class OtherPart(BaseModel):
+    """A content part of another type (``input_audio``, ``file``…): forwarded as sent, counted by its JSON."""
+
+    model_config = ConfigDict(
+        extra="allow", json_schema_extra={"not": {"properties": {"type": {"enum": ["text", "image_url"]}}}}
+    )
+
+    type: Annotated[str, Field(min_length=1)]
+
+
+def _kind(value: Any, read: tuple[str, ...]) -> str | None:
+    """A union member's tag: its ``type`` when tierwise reads that type, else ``"other"``."""
+    if isinstance(value, BaseModel):  # (a model already validated: serialising)
+        kind = getattr(value, "type", None)
+    elif isinstance(value, Mapping):
+        kind = value.get("type")
+    else:
+        return None
+    return kind if kind in read else "other"
+
+
+def _part_kind(value: Any) -> str | None:
+    """``"text"`` or ``"image_url"`` for the parts tierwise reads, else ``"other"``."""
+    return _kind(value, ("text", "image_url"))
+
+
+# Text and image parts are read (and counted exactly); a part of another type is carried as sent.
+ContentPart = Annotated[
+    Annotated[TextPart, Tag("text")]
+    | Annotated[ImagePart, Tag("image_url")]
+    | Annotated[OtherPart, Tag("other")],
+    Discriminator(_part_kind),
+]
 _PARTS: TypeAdapter[Any] = TypeAdapter(list[ContentPart])
 
 
 def _content_as_sent(value: Any) -> Any:
-    """A message's content checked (a text, or text and image parts), and kept exactly as sent."""
+    """A message's content checked (a text, or a list of parts), and kept exactly as sent."""
     if isinstance(value, list):
         _PARTS.validate_python(value)
     elif value is not None and not isinstance(value, str):
-        raise ValueError("content must be a string or a list of 'text' and 'image_url' parts")
+        raise ValueError("content must be a string or a list of content parts")
     return value
 
 
 class MessageIn(_Lenient):
-    """One message of the conversation (OpenAI's fields; others are ignored)."""
+    """One message of the conversation: OpenAI's fields checked; the message is forwarded as sent.
+
+    Fields tierwise does not read (``reasoning_content``, ``refusal``, ``audio``, ``prefix``,
+    ``cache_control``…) are not checked here, and are kept: the endpoint stores and forwards the
+    client's own dict (:func:`as_sent`), not this model.
+    """
 
     # A tool message answers a call: the schema says so, as the 400 for one without its id does.
     model_config = ConfigDict(
@@ -146,16 +200,15 @@ class MessageIn(_Lenient):
     tool_calls: list[ToolCallIn] | None = None
     tool_call_id: str | None = None
 
-    def to_openai(self) -> dict[str, Any]:
-        """The message as an OpenAI message dict."""
-        message: dict[str, Any] = {"role": self.role, "content": self.content}
-        if self.name is not None:
-            message["name"] = self.name
-        if self.tool_calls:
-            message["tool_calls"] = [call.model_dump() for call in self.tool_calls]
-        if self.tool_call_id is not None:
-            message["tool_call_id"] = self.tool_call_id
-        return message
+
+def as_sent(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The client's message as kept and forwarded: every field as sent, nothing added (a copy).
+
+    Example:
+        >>> as_sent({"role": "assistant", "tool_calls": [], "reasoning_content": "Paris, so…"})
+        {'role': 'assistant', 'tool_calls': [], 'reasoning_content': 'Paris, so…'}
+    """
+    return dict(message)
 
 
 class FunctionDef(BaseModel):
@@ -166,11 +219,32 @@ class FunctionDef(BaseModel):
     name: Annotated[str, Field(min_length=1, max_length=64)]
 
 
-class ToolIn(_Lenient):
-    """A tool the client offers."""
+class ToolIn(BaseModel):
+    """A function tool the client offers (forwarded as sent, unknown keys included)."""
+
+    model_config = ConfigDict(extra="allow")
 
     type: Literal["function"] = "function"
     function: FunctionDef
+
+
+class OtherTool(BaseModel):
+    """A tool of another type (``custom``…): forwarded as sent, counted by its JSON."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Annotated[str, Field(min_length=1)]
+
+
+def _tool_kind(value: Any) -> str | None:
+    """``"function"`` for a function tool or choice (the type may be left out), else ``"other"``."""
+    return _kind({"type": "function", **value} if isinstance(value, Mapping) else value, ("function",))
+
+
+Tool = Annotated[
+    Annotated[ToolIn, Tag("function")] | Annotated[OtherTool, Tag("other")],
+    Discriminator(_tool_kind),
+]
 
 
 class NamedFunction(_Lenient):
@@ -184,6 +258,20 @@ class NamedToolChoice(_Lenient):
 
     type: Literal["function"] = "function"
     function: NamedFunction
+
+
+class OtherToolChoice(BaseModel):
+    """A ``tool_choice`` object of another type (``allowed_tools``, ``custom``…), forwarded as sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Annotated[str, Field(min_length=1)]
+
+
+ToolChoice = Annotated[
+    Annotated[NamedToolChoice, Tag("function")] | Annotated[OtherToolChoice, Tag("other")],
+    Discriminator(_tool_kind),
+]
 
 
 class ResponseFormat(BaseModel):
@@ -223,8 +311,8 @@ class ChatCompletionRequest(BaseModel):
     top_logprobs: Annotated[int | None, Field(ge=0, le=20, strict=True)] = None
     logit_bias: dict[str, Annotated[float, _STRICT]] | None = None
     response_format: ResponseFormat | None = None
-    tools: list[ToolIn] | None = None
-    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
+    tools: list[Tool] | None = None
+    tool_choice: Literal["none", "auto", "required"] | ToolChoice | None = None
     parallel_tool_calls: Annotated[bool | None, _STRICT] = None
     user: Annotated[str | None, Field(max_length=MAX_USER_CHARS)] = None
     metadata: dict[str, str] | None = None
@@ -314,40 +402,11 @@ def _deeper_than(data: Any, limit: int) -> bool:
     return False
 
 
-def check_tool_results(messages: Sequence[MessageIn]) -> None:
-    """Refuse a tool message that answers no earlier assistant tool call (as OpenAI does: 400).
-
-    Raises:
-        BadRequest: the message's index and ``tool_call_id`` named.
-    """
-    calls: set[str] = set()
-    for index, message in enumerate(messages):
-        if message.role == "assistant":
-            calls.update(call.id for call in message.tool_calls or ())
-        elif message.role == "tool":
-            if message.tool_call_id is None:
-                raise BadRequest(
-                    400,
-                    f"messages[{index}] is a tool message without tool_call_id; give the id of the "
-                    "assistant tool call it answers",
-                    "invalid_value",
-                    f"messages.{index}.tool_call_id",
-                )
-            if message.tool_call_id not in calls:
-                raise BadRequest(
-                    400,
-                    f"messages[{index}]: tool_call_id {message.tool_call_id!r} answers no tool call of an "
-                    "earlier assistant message; send the assistant message with that call before it",
-                    "invalid_value",
-                    f"messages.{index}.tool_call_id",
-                )
-
-
 def check_tool_choice(body: ChatCompletionRequest) -> None:
     """A named ``tool_choice`` must name one of the request's tools (OpenAI: 400)."""
     choice = body.tool_choice
     if isinstance(choice, NamedToolChoice):
-        names = {tool.function.name for tool in body.tools or ()}
+        names = {tool.function.name for tool in body.tools or () if isinstance(tool, ToolIn)}
         if choice.function.name not in names:
             raise BadRequest(
                 400,
@@ -408,17 +467,56 @@ def _assemble(pieces: Sequence[ChoiceDelta], *, whole: bool) -> dict[str, Any]:
     return {"message": message, "logprobs": logprobs, "finish_reason": finish or "stop"}
 
 
+_APPENDED = frozenset({"arguments", "input"})  # a call's text that streams in pieces (a custom call's input)
+
+
 def _add_calls(calls: dict[int, dict[str, Any]], pieces: list[Any]) -> None:
     for position, piece in enumerate(pieces):
         if not isinstance(piece, Mapping):
             continue
-        index = piece.get("index", position)
-        empty = {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
-        call = calls.setdefault(index, empty)
-        call["id"] = call["id"] or piece.get("id") or ""
-        function = piece.get("function") or {}
-        call["function"]["name"] = call["function"]["name"] or function.get("name") or ""
-        call["function"]["arguments"] += function.get("arguments") or ""
+        call = calls.setdefault(piece.get("index", position), {})
+        _merge_piece(call, {k: v for k, v in piece.items() if k != "index"})
+        if "function" in call:  # a function call has OpenAI's shape whatever its pieces left out
+            call.setdefault("id", "")
+            call.setdefault("type", "function")
+            call["function"].setdefault("name", "")
+            call["function"].setdefault("arguments", "")
+
+
+def _merge_piece(call: dict[str, Any], piece: Mapping[str, Any]) -> None:
+    """A streamed piece of a call merged in: its text appended (arguments, input), the rest set once."""
+    for key, value in piece.items():
+        have = call.get(key)
+        if isinstance(value, Mapping):
+            if not isinstance(have, dict):
+                have = call[key] = {}
+            _merge_piece(have, value)
+        elif key in _APPENDED and isinstance(value, str) and isinstance(have, str):
+            call[key] = have + value
+        elif have is None or have == "":
+            call[key] = value
+
+
+def answer_message(response: ModelResponse) -> dict[str, Any]:
+    """The answer as the client gets it (choice 0's ``message``), and as the endpoint stores it.
+
+    Its text and function calls, then what else the upstream sent for it, as sent: ``refusal``,
+    ``reasoning_content``, ``audio``, ``annotations``, calls of other types (``custom``) after the
+    function calls.
+
+    Example:
+        >>> from tierwise.providers.base import ModelResponse
+        >>> answer = ModelResponse("Paris.", extras=[ChoiceDelta(0, {"reasoning_content": "France…"})])
+        >>> answer_message(answer)
+        {'role': 'assistant', 'content': 'Paris.', 'reasoning_content': 'France…'}
+    """
+    message = response.message()
+    more = _assemble([e for e in response.extras if e.index == 0], whole=False)["message"]
+    others = more.pop("tool_calls", None)
+    message.update(more)
+    if others:
+        message["tool_calls"] = [*message.get("tool_calls", ()), *others]
+    return message
 
 
 def _merge_logprobs(into: dict[str, Any] | None, more: Mapping[str, Any]) -> dict[str, Any]:

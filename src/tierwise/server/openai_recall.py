@@ -32,11 +32,11 @@ tierwise adds them and answers the model's calls to them itself; the client sees
   :data:`MAX_ROUNDS` requests: the last is sent with ``tool_choice: "none"`` when the client has no
   tools of its own (the tool list stays, and with it the cached prefix), else with only the client's
   tools; retrieval calls made anyway then are dropped, not run.
-- **Mixed calls**: an answer that calls the client's tools *and* ours goes to the client with the
-  client's calls only, ours dropped unrun. Parallel calls are independent by contract: the client's
-  calls were made without the blob's text and stand as made, the client's tools start at once (no
-  extra round before them), and the model can ask for the blob again at the next request, where
-  its pointer still is.
+- **Mixed calls**: an answer that calls the client's tools *and* ours (a call of another type, such
+  as ``custom``, is the client's) goes to the client with the client's calls only, ours dropped
+  unrun. Parallel calls are independent by contract: the client's calls were made without the
+  blob's text and stand as made, the client's tools start at once (no extra round before them), and
+  the model can ask for the blob again at the next request, where its pointer still is.
 - **What the client sees** is one answer: text deltas as they come (a blank line between rounds'
   texts), the client's tool calls re-indexed from 0, never a retrieval call or result; one
   ``finish_reason`` (``"stop"`` when only dropped retrieval calls were left), usage summed over the
@@ -125,8 +125,14 @@ def not_offered(body: ChatCompletionRequest, data: Mapping[str, Any]) -> str | N
 
 
 def _name(definition: Mapping[str, Any]) -> Any:
-    function = definition.get("function")
-    return function.get("name") if isinstance(function, Mapping) else None
+    """A tool's name: its function's, or (a tool of another type) its type's object's."""
+    inner = definition.get("function", definition.get(str(definition.get("type"))))
+    return inner.get("name") if isinstance(inner, Mapping) else None
+
+
+def _other_calls(response: ModelResponse) -> bool:
+    """Whether the answer calls tools of another type (``custom``): the client's, relayed as sent."""
+    return any(e.index == 0 and e.delta.get("tool_calls") for e in response.extras)
 
 
 class Retrieval:
@@ -230,7 +236,7 @@ class Retrieval:
             response = await collect(_replay(events))
             usages.append(response.usage or _counted(counter, request, response))
             ours = [c for c in response.tool_calls if c.name in self.names]
-            theirs = len(ours) < len(response.tool_calls)
+            theirs = len(ours) < len(response.tool_calls) or _other_calls(response)
             if not ours or theirs or step == MAX_ROUNDS:
                 prepared.steps = step
                 if step > 1:
@@ -240,7 +246,7 @@ class Retrieval:
                 finish = response.finish_reason
                 if ours and not theirs:  # retrieval calls left unanswered: nothing for the client to run
                     finish = "stop"
-                yield Done(finish, response.model)
+                yield Done(finish, response.model, response.fields)
                 return
             calls = [call.to_openai() for call in ours]
             message: dict[str, Any] = {

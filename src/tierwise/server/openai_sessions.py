@@ -65,7 +65,8 @@ from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
 from tierwise.server.openai_branches import RETIRED_CONTEXT_TYPE, Branches
 from tierwise.server.openai_history import diverged as _diverged
-from tierwise.server.openai_history import entity_id, session_title
+from tierwise.server.openai_history import entity_id, resent, session_title
+from tierwise.server.openai_params import answer_message
 from tierwise.server.openai_recall import Retrieval
 from tierwise.server.spent import Spent, record_upkeep
 from tierwise.store.errors import NotFoundError
@@ -116,6 +117,7 @@ class Prepared:
     heavy: bool = False  # a long history: its store and memory work runs off the loop
     steps: int = 1  # upstream requests for the answer (more when tierwise answered its retrieval tools)
     retrieval: list[dict[str, Any]] = field(default_factory=list)  # those calls: name, ok, ms
+    sent: tuple[list[dict[str, Any]], int] | None = None  # the pack as forwarded, its tokens (resent)
 
     @property
     def chat_id(self) -> str:
@@ -246,7 +248,8 @@ class Sessions:
 
         self._spawn(settle())
         pack = prepared.pack
-        return Packed(key, prepared.chat_id, pack.messages, pack.tools, pack.report.total_tokens, prepared)
+        messages, tokens = prepared.sent or (pack.messages, pack.report.total_tokens)
+        return Packed(key, prepared.chat_id, messages, pack.tools, tokens, prepared)
 
     async def summaries(self, prepared: Prepared) -> None:
         """A summary model's summaries of the segments that closed, made while the upstream answers.
@@ -449,7 +452,10 @@ class Sessions:
         else:
             pack = build(system=turn.system, tools=turn.tools)
         compaction = list(memory.memory.events[before:])
-        return Prepared(key, memory, pack, compaction, len(conversation) - start, self.lock(user, key))
+        prepared = Prepared(key, memory, pack, compaction, len(conversation) - start, self.lock(user, key))
+        report = pack.report  # what memory sends whole goes as the client sent it this time
+        prepared.sent = resent(memory.memory, conversation, pack.messages, report.total_tokens, report.budget)
+        return prepared
 
     def settle(self, prepared: Prepared, step: str = "all") -> bool:
         """Memory upkeep, then the request's messages and pack audit (while the upstream answers).
@@ -512,7 +518,7 @@ class Sessions:
             if not prepared.lost:
                 self._settle(prepared, "upkeep")  # upkeep comes before the answer, always
                 meta = {"source": "openai-compat", "model": response.model}
-                prepared.memory.stage([response.message()], at=utcnow(), metadata=meta)
+                prepared.memory.stage([answer_message(response)], at=utcnow(), metadata=meta)
                 prepared.answered = True
 
     def finish(self, prepared: Prepared, response: ModelResponse | None, spent: Spent | None) -> None:
@@ -577,7 +583,8 @@ class Sessions:
                     chat.flush()  # the answer (and whatever else is staged)
                 else:  # take_answer() failed: stored (and remembered) now
                     chat.add(
-                        response.message(), metadata={"source": "openai-compat", "model": response.model}
+                        answer_message(response),
+                        metadata={"source": "openai-compat", "model": response.model},
                     )
                 store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
                 store.add_tokens_used(user, chat_id, spent.total_tokens)

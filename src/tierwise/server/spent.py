@@ -1,7 +1,8 @@
 """What an answer of the OpenAI-compatible endpoint used and cost: tokens, cached tokens, dollars.
 
-The upstream's usage when it reported one (``prompt_tokens_details.cached_tokens`` included), else
-counted; priced with the engine's prices, cached prompt tokens at the cached rate
+The upstream's usage when it reported one (``prompt_tokens_details.cached_tokens`` included, and its
+other fields relayed to the client as sent: ``completion_tokens_details``…), else counted; priced
+with the engine's prices, cached prompt tokens at the cached rate
 (:func:`~tierwise.providers.pricing.cost`), with what the cache saved
 (:func:`~tierwise.providers.pricing.cache_savings`).
 """
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tierwise.providers.base import ModelResponse, Usage
@@ -32,7 +33,8 @@ class Spent:
     """What an answer used: OpenAI's usage figures and the dollars (``known`` when the model is priced).
 
     ``cached_tokens`` of the prompt were served from the upstream's cache (as it reported them);
-    ``saved_dollars`` is what that saved against the full input price.
+    ``saved_dollars`` is what that saved against the full input price; ``details`` the upstream's
+    other usage fields, as it sent them (:attr:`~tierwise.providers.base.Usage.details`).
     """
 
     prompt_tokens: int
@@ -41,6 +43,7 @@ class Spent:
     known: bool
     cached_tokens: int = 0
     saved_dollars: float = 0.0
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def total_tokens(self) -> int:
@@ -48,12 +51,21 @@ class Spent:
         return self.prompt_tokens + self.completion_tokens
 
     def openai(self) -> dict[str, Any]:
-        """OpenAI's ``usage`` object."""
+        """OpenAI's ``usage`` object: the counts, then the upstream's other fields as it sent them.
+
+        Example:
+            >>> details = {"completion_tokens_details": {"reasoning_tokens": 64}}
+            >>> Spent(100, 80, 0.0, False, details=details).openai()["completion_tokens_details"]
+            {'reasoning_tokens': 64}
+        """
+        cached = {"cached_tokens": self.cached_tokens}
+        prompt = self.details.get("prompt_tokens_details")
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
-            "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
+            **self.details,
+            "prompt_tokens_details": {**prompt, **cached} if isinstance(prompt, Mapping) else cached,
         }
 
 
@@ -69,7 +81,15 @@ def spent_of(engine: ChatEngine, usage: Usage | None, prompt_tokens: int, respon
     priced = cost(usage, model, prices=engine.prices)
     saved = cache_savings(usage, model, prices=engine.prices)
     cached = min(max(usage.cached_tokens, 0), usage.prompt_tokens)
-    return Spent(usage.prompt_tokens, usage.completion_tokens, priced.dollars, priced.known, cached, saved)
+    return Spent(
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        priced.dollars,
+        priced.known,
+        cached,
+        saved,
+        usage.details,
+    )
 
 
 def record_upkeep(
