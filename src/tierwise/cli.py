@@ -18,15 +18,17 @@ from rich.console import Console
 from rich.table import Table
 
 from tierwise.budget import Budget, band_for_health
+from tierwise.cli_common import assistant as _assistant
+from tierwise.cli_common import check_encoding as _check_encoding
+from tierwise.cli_common import fail as _fail
+from tierwise.cli_common import open_store as _open_store
 from tierwise.cli_options import CacheHints, Database, Model, SummaryModel, Window
 from tierwise.errors import InputError, TierwiseError, UserError
 from tierwise.packing import Pack, Packer, conversation_layers, parse_conversation
 from tierwise.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
 
 if TYPE_CHECKING:
-    from tierwise.chat.engine import ChatEngine
-    from tierwise.providers import Provider
-    from tierwise.store import Store
+    pass
 
 # Plain one-paragraph usage errors instead of rich panels: they read well in logs and CI.
 typer.core.HAS_RICH = False
@@ -39,16 +41,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code=2)
-
-
-def _check_encoding(encoding: str) -> None:
-    if encoding not in ENCODINGS:
-        raise InputError(f"unknown encoding {encoding!r}; use --encoding {' or --encoding '.join(ENCODINGS)}")
 
 
 def _read_json(path: Path) -> Any:
@@ -334,42 +326,6 @@ def chat_command(
         store.close()
 
 
-def _assistant(
-    db: str | None,
-    model: str | None,
-    budget: int | None,
-    session: str | None = None,
-    cache_hints: bool | None = None,
-    summary_model: str | None = None,
-    reserve: int = 1_000,
-) -> tuple[Store, str, Provider, ChatEngine, str | None]:
-    """The store, local user, model and engine of the reference assistant (chat and serve).
-
-    A new local user gets the sample workspace; the returned line says so. Exits 2 on bad settings.
-    ``cache_hints`` (``--cache-hints``) overrides ``TIERWISE_CACHE_HINTS`` for a configured model;
-    ``summary_model`` (``--summary-model``) overrides ``TIERWISE_SUMMARY_MODEL``. ``budget`` ``None``:
-    none set (``serve``: ``/v1`` packs under the model's window); ``reserve``: of it, the answer's.
-    """
-    from tierwise.chat import terminal
-    from tierwise.workspace.app import ensure_sample
-
-    store = _open_store(db)
-    try:
-        with store.exclusive("setup"):  # servers starting at once on one database: one sets up
-            user = terminal.local_user(store)
-            loaded = ensure_sample(store, user) if session is None else None
-        if session is not None:
-            _check_session(store, user, session)
-        provider = terminal.make_provider(model, cache_hints=cache_hints)
-        engine = terminal.make_engine(
-            store, provider, window=budget, reserve=reserve, summary_model=summary_model
-        )
-    except UserError as exc:
-        store.close()
-        raise _fail(str(exc)) from None
-    return store, user, provider, engine, loaded
-
-
 def _serve_command() -> None:
     from tierwise.cli_serve import serve_command
 
@@ -412,31 +368,6 @@ def traces_command(
     except OSError as exc:
         raise _fail(f"cannot write {out}: {exc.strerror or exc}") from None
     typer.echo(f"{text.count(chr(10)):,} spans written to {out}", err=True)
-
-
-def _open_store(url: str | None) -> Store:
-    """The store at ``url`` (default: the environment's), or exit 2 saying what is wrong."""
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from tierwise.store import Store
-
-    try:
-        return Store.open(url)
-    except UserError as exc:
-        raise _fail(str(exc)) from None
-    except (SQLAlchemyError, OSError) as exc:
-        raise _fail(f"cannot open the database ({exc}); check --db or TIERWISE_DATABASE_URL") from None
-
-
-def _check_session(store: Store, user_id: str, chat_id: str) -> None:
-    from tierwise.store import NotFoundError
-
-    try:
-        store.get_chat(user_id, chat_id)
-    except NotFoundError:
-        raise InputError(
-            f"no stored chat {chat_id!r}; run `tierwise chat` without --session to start a new one"
-        ) from None
 
 
 def _workspace_commands() -> None:

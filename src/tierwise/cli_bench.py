@@ -15,7 +15,7 @@ bench_app = typer.Typer(help="Benchmarks against peers, run in the same process.
 
 
 def _fail(message: str) -> typer.Exit:
-    from tierwise.cli import _fail as fail  # the command line's one error format
+    from tierwise.cli_common import fail  # the command line's one error format
 
     return fail(message)
 
@@ -27,7 +27,7 @@ def _database_failed(exc: Exception) -> typer.Exit:
 
 
 def _check_encoding(encoding: str) -> None:
-    from tierwise.cli import _check_encoding as check
+    from tierwise.cli_common import check_encoding as check
 
     check(encoding)
 

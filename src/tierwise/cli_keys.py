@@ -34,7 +34,8 @@ def create_command(
     db: Database = None,
 ) -> None:
     """Create an API key for a user and print it (once: only its hash is stored)."""
-    from tierwise.cli import _fail, _open_store
+    from tierwise.cli_common import fail as _fail
+    from tierwise.cli_common import open_store as _open_store
     from tierwise.server.keys import create_key
     from tierwise.store import NotFoundError
 
@@ -68,7 +69,8 @@ def list_command(
     db: Database = None,
 ) -> None:
     """List API keys: id, user, label, prefix, created, last used, status (never the keys)."""
-    from tierwise.cli import _fail, _open_store
+    from tierwise.cli_common import fail as _fail
+    from tierwise.cli_common import open_store as _open_store
     from tierwise.server.keys import list_all_keys, list_keys
     from tierwise.store import NotFoundError
 
@@ -108,7 +110,8 @@ def revoke_command(
     db: Database = None,
 ) -> None:
     """Revoke an API key: requests with it are refused from now on (401)."""
-    from tierwise.cli import _fail, _open_store
+    from tierwise.cli_common import fail as _fail
+    from tierwise.cli_common import open_store as _open_store
     from tierwise.server.keys import key_owner, revoke_key
     from tierwise.store import NotFoundError
 

@@ -164,7 +164,8 @@ def serve_command(
 
     import uvicorn
 
-    from tierwise.cli import _assistant, _fail  # the command line's one error format
+    from tierwise.cli_common import assistant as _assistant
+    from tierwise.cli_common import fail as _fail  # the command line's one error format
     from tierwise.providers.windows import models_from_env
     from tierwise.server import create_app
     from tierwise.server.auth import rate_limit_from_env
@@ -242,7 +243,7 @@ def _serve_workers(
 
     import uvicorn
 
-    from tierwise.cli import _fail
+    from tierwise.cli_common import fail as _fail
     from tierwise.server.auth import rate_limit_from_env
     from tierwise.server.openai_errors import max_body_bytes_from_env
     from tierwise.server.workers import SETTINGS_VARIABLE, ServeSettings, check_workers

@@ -24,7 +24,8 @@ _USER = typer.Option(metavar="ID", help="Whose workspace (default: the local use
 
 def _open(db: str | None, user: str | None) -> tuple[Store, str]:
     from tierwise.chat.terminal import local_user
-    from tierwise.cli import _fail, _open_store
+    from tierwise.cli_common import fail as _fail
+    from tierwise.cli_common import open_store as _open_store
     from tierwise.store import NotFoundError
 
     store = _open_store(db)
@@ -45,7 +46,7 @@ def sample_command(
     db: Database = None,
 ) -> None:
     """Load the deterministic sample workspace (projects, tasks, notes, brain dumps, two weeks of events)."""
-    from tierwise.cli import _fail
+    from tierwise.cli_common import fail as _fail
     from tierwise.workspace.sample import WorkspaceInUse, generate_workspace
 
     store, user_id = _open(db, user)
@@ -77,7 +78,7 @@ def clear_command(
     db: Database = None,
 ) -> None:
     """Delete the user's projects, tasks, notes, brain dumps and events (chats are kept)."""
-    from tierwise.cli import _fail
+    from tierwise.cli_common import fail as _fail
     from tierwise.workspace.sample import clear_workspace
 
     if not yes:
@@ -97,7 +98,7 @@ def import_command(
     db: Database = None,
 ) -> None:
     """Import (or update, by UID) the events of an iCalendar file into the local calendar."""
-    from tierwise.cli import _fail
+    from tierwise.cli_common import fail as _fail
     from tierwise.workspace.calendar import import_ics
 
     try:
@@ -125,7 +126,7 @@ def export_command(
     db: Database = None,
 ) -> None:
     """Export the local calendar as an iCalendar file (recurrences, time zones and task links kept)."""
-    from tierwise.cli import _fail
+    from tierwise.cli_common import fail as _fail
     from tierwise.workspace.calendar import export_ics
 
     store, user_id = _open(db, user)

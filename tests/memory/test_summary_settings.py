@@ -71,7 +71,7 @@ def test_summaries_stay_extractive_without_a_model() -> None:
 
 
 def test_chat_and_serve_take_summary_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    from tierwise.cli import _assistant
+    from tierwise.cli_common import assistant as _assistant
 
     db = f"sqlite:///{tmp_path / 'chat.db'}"
     monkeypatch.setattr(terminal, "make_provider", lambda model=None, **_: ScriptedModel(model="chat-model"))
@@ -89,7 +89,7 @@ def test_chat_and_serve_take_summary_model(monkeypatch: pytest.MonkeyPatch, tmp_
 
 
 def test_the_offline_assistant_has_extractive_summaries(tmp_path: Any) -> None:
-    from tierwise.cli import _assistant
+    from tierwise.cli_common import assistant as _assistant
 
     store, _, provider, engine, _ = _assistant(f"sqlite:///{tmp_path / 'chat.db'}", None, 16_000)
     store.close()

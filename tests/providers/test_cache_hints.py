@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fake_openai import FakeOpenAI
-from tierwise.cli import _assistant
+from tierwise.cli_common import assistant as _assistant
 from tierwise.packing.packer import TAIL_LEAD
 from tierwise.packing.prefix import cache_breakpoints, stable_prefix
 from tierwise.providers import ModelRequest, OpenAICompatProvider, ProviderSettings

@@ -27,21 +27,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tierwise import collector
 from tierwise.chat.engine import ChatEngine
 from tierwise.errors import InputError, TierwiseError, UserError
+from tierwise.server.errors import ApiError
 from tierwise.store import NotFoundError, Store
 from tierwise.workspace.queries import WorkspaceNotFound
 
-__all__ = ["ApiError", "create_app"]
+__all__ = ["create_app"]
 
 log = logging.getLogger(__name__)
-
-
-class ApiError(UserError):
-    """An error with its HTTP status (raised by routes; shown as ``{"error": message}``)."""
-
-    def __init__(self, status: int, message: str, *, headers: dict[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.headers = headers
 
 
 class _Counted:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from fastapi import Request
 
 from tierwise.errors import UserError
-from tierwise.server.app import ApiError
+from tierwise.server.errors import ApiError
 from tierwise.server.keys import user_for_key
 from tierwise.store import Store
 

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from pydantic_core import to_jsonable_python
 
 from tierwise.memory.narrative import Narrative
-from tierwise.server.app import ApiError
+from tierwise.server.errors import ApiError
 from tierwise.store import Chat, Store
 from tierwise.workspace.models import Project, Task
 

@@ -25,7 +25,6 @@ from sse_starlette.sse import EventSourceResponse
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.turn import chat_budget
 from tierwise.server.api_models import ChatList, ChatOut, ContextStatus, RunningChat
-from tierwise.server.app import ApiError
 from tierwise.server.chat_context import RETIRED, check_location, describe
 from tierwise.server.chat_status import (
     compaction_steps,
@@ -34,6 +33,7 @@ from tierwise.server.chat_status import (
     spending_status,
     strategy,
 )
+from tierwise.server.errors import ApiError
 from tierwise.server.openai_errors import SSE_EVENT
 from tierwise.server.openai_history import entity_id
 from tierwise.server.openai_sessions import CONTEXT_TYPE

@@ -85,7 +85,7 @@ from tierwise.providers.base import (
     is_output,
 )
 from tierwise.providers.errors import ProviderError
-from tierwise.server.app import ApiError
+from tierwise.server.errors import ApiError
 from tierwise.server.openai_budget import BudgetPlan, plan_budget
 from tierwise.server.openai_errors import (
     COMPLETION_RESPONSES,

@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator
 import anyio
 
 from tierwise.chat.engine import ChatEngine
-from tierwise.server.app import ApiError
+from tierwise.server.errors import ApiError
 
 __all__ = ["RENEW_SECONDS", "RUNNING", "RunningTurns"]
 

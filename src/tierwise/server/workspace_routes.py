@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Query, Request
 
-from tierwise.server.app import ApiError
+from tierwise.server.errors import ApiError
 from tierwise.store.models import utcnow
 from tierwise.workspace.calendar import LocalCalendar
 from tierwise.workspace.calendar_tools import abbreviated_event
