@@ -1,0 +1,414 @@
+"""The gateway's wire-neutral core: one client turn, from the decoded conversation to the answer.
+
+A wire module at the edge (:mod:`tierwise.server.openai_compat` for Chat Completions,
+:mod:`tierwise.server.wire_responses` for Responses) decodes its body into :class:`Inputs` — the
+conversation as OpenAI chat-format message dicts (as the store keeps them), the leading system
+messages, the tools, the session key, the budget plan and the forwarded parameters — and encodes
+the :class:`Exchange`'s events back into its own format. In between, nothing here knows a wire:
+
+- :func:`open_exchange` begins the session's turn (:meth:`Sessions.begin`, packed under the plan),
+  builds the upstream :class:`ModelRequest` and opens the provider's stream (tierwise's retrieval
+  rounds when they are offered, :func:`gateway_provider`'s retries).
+- :meth:`Exchange.collect` (whole answers) and :meth:`Exchange.start` / :meth:`Exchange.events`
+  (streams) read it; :meth:`Exchange.finish` collects the answer, its spend, and has it stored
+  after the client has it; :meth:`Exchange.end` stores the request's messages without an answer.
+- :func:`failure_response`: what went wrong before the answer began, in OpenAI's error shape.
+
+Errors, as the core raises them::
+
+    BadRequest            a request tierwise refuses (400), before the upstream is called
+    BudgetExceeded        the cost guard's limits (429 insufficient_quota)
+    BudgetError           what must be sent whole does not fit the model (400)
+    ProviderError         the upstream's own failure, passed on as it gave it
+    UpstreamFailed        another upstream failure (blocked, misconfigured…: 502)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn, TypeVar
+
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response
+
+from tierwise.budget import Budget
+from tierwise.chat.costguard import BudgetExceeded
+from tierwise.chat.engine import ChatEngine
+from tierwise.chat.memories import HEAVY_MESSAGES, off_loop
+from tierwise.collector import breathe
+from tierwise.errors import BudgetError, TierwiseError, UserError
+from tierwise.packing.prefix import cache_breakpoints
+from tierwise.providers.base import Event, ModelRequest, ModelResponse, aclose, collect, is_output
+from tierwise.providers.errors import ProviderError
+from tierwise.server.errors import ApiError
+from tierwise.server.openai_budget import BudgetPlan, plan_budget
+from tierwise.server.openai_errors import error_body, max_body_bytes_from_env, openai_error
+from tierwise.server.openai_history import session_key
+from tierwise.server.openai_pairs import repair_history_from_env
+from tierwise.server.openai_params import BadRequest, ChatCompletionRequest, as_sent, forwarded
+from tierwise.server.openai_recall import Retrieval
+from tierwise.server.openai_sessions import Packed, Sessions, Turn
+from tierwise.server.openai_upstream import failure_response as upstream_failure
+from tierwise.server.openai_upstream import gateway_provider
+from tierwise.server.openai_validate import SLICE
+from tierwise.server.spent import Spent, spent_of
+from tierwise.store.checks import check_json
+
+__all__ = [
+    "PACK_TOKENS_HEADER",
+    "SESSION_HEADER",
+    "Exchange",
+    "Inputs",
+    "UpstreamFailed",
+    "budget_plan",
+    "chat_inputs",
+    "failure_response",
+    "internal",
+    "max_body_bytes",
+    "model_name",
+    "open_exchange",
+    "repairs",
+    "session_header",
+    "sessions_of",
+    "storable",
+    "user_of",
+]
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+SESSION_HEADER = "X-Tierwise-Session"
+PACK_TOKENS_HEADER = "X-Tierwise-Pack-Tokens"
+SYSTEM_ROLES = ("system", "developer")
+
+
+class UpstreamFailed(Exception):
+    """The upstream model failed with an error other than a ``ProviderError`` (blocked, misconfigured…)."""
+
+
+# -- the app's parts ---------------------------------------------------------------------------
+
+
+def sessions_of(request: Request) -> Sessions:
+    """The app's :class:`Sessions` (made on first use)."""
+    state = request.app.state
+    sessions = getattr(state, "openai_sessions", None)
+    if sessions is None:
+        sessions = state.openai_sessions = Sessions(state.engine, shared=getattr(state, "shared", None))
+    assert isinstance(sessions, Sessions)
+    return sessions
+
+
+def model_name(engine: ChatEngine) -> str:
+    """The upstream model's name."""
+    return engine.model or engine.provider.model or engine.provider.name
+
+
+def user_of(request: Request) -> str | JSONResponse:
+    """The request's user, or the OpenAI-shaped refusal (401 ``invalid_api_key``…)."""
+    try:
+        user = request.app.state.user_of(request)
+    except ApiError as exc:
+        code = "invalid_api_key" if exc.status == 401 else None
+        return openai_error(exc.status, str(exc), code=code, headers=exc.headers)
+    assert isinstance(user, str)
+    return user
+
+
+def budget_plan(request: Request, max_tokens: int | None, param: str) -> BudgetPlan:
+    """The request's budget plan: the model's window (``app.state.model_limits``), the budget if set."""
+    engine: ChatEngine = request.app.state.engine
+    return plan_budget(
+        engine.budget,
+        getattr(request.app.state, "model_limits", None),
+        ceiling=engine.budget_set,
+        max_tokens=max_tokens,
+        param=param,
+        model=model_name(engine),
+    )
+
+
+def repairs(request: Request) -> bool:
+    """Whether unpaired tool calls and results are repaired (``TIERWISE_REPAIR_HISTORY``), not refused."""
+    state = request.app.state
+    repair = getattr(state, "repair_history", None)
+    if repair is None:
+        repair = state.repair_history = repair_history_from_env()
+    return bool(repair)
+
+
+def max_body_bytes(request: Request) -> int:
+    """The body size limit (``TIERWISE_MAX_BODY_BYTES``, read once)."""
+    state = request.app.state
+    limit = getattr(state, "max_body_bytes", None)
+    if limit is None:
+        limit = state.max_body_bytes = max_body_bytes_from_env()
+    assert isinstance(limit, int)
+    return limit
+
+
+def session_header(key: str) -> str:
+    """The session key as the ``X-Tierwise-Session`` response header, never a raw unsafe value.
+
+    As sent if it is a safe header value (printable ASCII, at most 128 characters), else
+    ``sha256-`` and its hash.
+    """
+    if len(key) <= 128 and key.isascii() and key.isprintable():
+        return key
+    return "sha256-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def internal(exc: Exception) -> str:
+    """An internal error's message: its type, never a traceback."""
+    return f"internal error ({type(exc).__name__}); nothing already stored was lost"
+
+
+# -- decoding helpers --------------------------------------------------------------------------
+
+
+def _storable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for start in range(0, len(messages), SLICE):
+        breathe()
+        out += check_json("messages", [as_sent(m) for m in messages[start : start + SLICE]])
+    return out
+
+
+async def storable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The client's messages, each as sent, as the store keeps them, checked a slice at a time.
+
+    One ``json.dumps`` of a 100,000-message conversation holds the interpreter lock for ~50 ms, and
+    every other request waits for it; a slice of :data:`SLICE` messages, well under 1 ms. A long
+    conversation is checked in a worker thread.
+    """
+    work: Callable[[], list[dict[str, Any]]] = lambda: _storable(messages)  # noqa: E731
+    return work() if len(messages) <= HEAVY_MESSAGES else await off_loop(work)
+
+
+def lead(messages: Sequence[Mapping[str, Any]]) -> int:
+    """How many leading system (or developer) messages ``messages`` has: the pack's system part."""
+    return next((i for i, m in enumerate(messages) if m.get("role") not in SYSTEM_ROLES), len(messages))
+
+
+# -- the exchange ------------------------------------------------------------------------------
+
+
+@dataclass
+class Inputs:
+    """A decoded request, in the engine's terms.
+
+    Attributes:
+        conversation: the messages after the leading system ones, as the store keeps them.
+        system: the leading system messages as sent, or ``None``.
+        tools: the client's tools, in Chat Completions' shape, as sent.
+        key: the session key (:func:`tierwise.server.openai_history.session_key`).
+        plan: the budget plan (:func:`budget_plan`).
+        params: the fields forwarded upstream as sent (``ModelRequest.params``).
+        temperature: the sampling temperature, if sent.
+        tool_choice: the tool choice, as sent (Chat Completions' shape).
+        retrieval: tierwise's retrieval tools for this request (called per packing attempt), or
+            ``None`` for none.
+    """
+
+    conversation: list[dict[str, Any]]
+    system: list[dict[str, Any]] | None
+    tools: list[dict[str, Any]]
+    key: str
+    plan: BudgetPlan
+    params: dict[str, Any] = field(default_factory=dict)
+    temperature: float | None = None
+    tool_choice: Any = None
+    retrieval: Callable[[], Retrieval | None] | None = None
+
+
+class Exchange:
+    """One turn in flight: the upstream's stream of events, and the session's turn to close.
+
+    Read it either whole (:meth:`collect`) or as a stream (:meth:`start`, then :meth:`events`, then
+    :meth:`finish` once the stream is whole, or :meth:`end` when it is not).
+    """
+
+    def __init__(
+        self,
+        sessions: Sessions,
+        engine: ChatEngine,
+        pack: Packed,
+        stream: AsyncIterator[Event],
+        headers: dict[str, str],
+    ) -> None:
+        self.sessions = sessions
+        self.engine = engine
+        self.pack = pack
+        self.stream = stream
+        self.headers = headers
+        self.model = model_name(engine)
+        self.seen: list[Event] = []
+        self.ended = False
+
+    async def collect(self) -> tuple[ModelResponse, Spent]:
+        """The whole answer and its spend, stored after; an upstream failure raised (:func:`reraise`)."""
+        try:
+            async for event in self.stream:
+                self.seen.append(event)
+        except BaseException as exc:
+            self.end()  # no answer: the request's messages are stored all the same
+            reraise(exc)
+        finally:
+            await aclose(self.stream)
+        return await self.finish()
+
+    async def start(self) -> None:
+        """Wait for the first output, so an upstream failure before it still has its HTTP status."""
+        try:
+            async for event in self.stream:
+                self.seen.append(event)
+                if is_output(event):
+                    break
+        except BaseException as exc:
+            await aclose(self.stream)
+            self.end()
+            reraise(exc)
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Every event of the answer, the ones :meth:`start` read first (the stream closed after)."""
+        try:
+            for event in list(self.seen):
+                yield event
+            async for event in self.stream:
+                self.seen.append(event)
+                yield event
+        finally:
+            await aclose(self.stream)
+
+    async def finish(self) -> tuple[ModelResponse, Spent]:
+        """The answer and its usage; storing them is left to run after the client has them."""
+        response = await collect(_replay(self.seen))
+        spent = spent_of(self.engine, response.usage, self.pack.tokens, response)
+        self.ended = True
+        await self.sessions.answered(self.pack, response, spent)
+        return response, spent
+
+    def end(self) -> None:
+        """No answer (an upstream error, a client gone): the request's messages are stored alone."""
+        if not self.ended:
+            self.ended = True
+            self.sessions.end(self.pack)
+
+
+async def open_exchange(request: Request, user: str, inputs: Inputs) -> Exchange:
+    """Begin the session's turn for ``inputs`` and open the upstream's answer.
+
+    Raises:
+        BadRequest: an empty conversation.
+        BudgetExceeded, BudgetError: the cost guard's limits; what must be sent does not fit.
+    """
+    engine: ChatEngine = request.app.state.engine
+    sessions = sessions_of(request)
+    if not inputs.conversation:
+        raise BadRequest(
+            400, "messages holds only system messages; send a user message", "invalid_value", "messages"
+        )
+    system, tools = inputs.system, inputs.tools
+
+    async def begin(budget: Budget) -> tuple[Packed, Retrieval | None]:
+        retrieval = inputs.retrieval() if inputs.retrieval is not None else None
+        turn = Turn(inputs.conversation, system, tools, budget, retrieval)
+        return await sessions.begin(user, inputs.key, turn), retrieval
+
+    (pack, retrieval), budget = await inputs.plan.pack(begin, system, tools)  # grown if it must be
+    recalling = retrieval if retrieval is not None and retrieval.offered else None
+    upstream = ModelRequest(
+        messages=pack.messages,
+        tools=pack.tools,
+        model=engine.model,
+        temperature=inputs.temperature,
+        tool_choice=inputs.tool_choice if pack.tools else None,  # as sent, a named one too
+        # (the guide's system message, when there is one, is in the stable part after the client's)
+        cache_breakpoints=cache_breakpoints(pack.messages, system=len(system or ())),
+        params=inputs.params,  # as sent: max_tokens only if the client set it
+    )
+    headers = {
+        SESSION_HEADER: session_header(inputs.key),
+        PACK_TOKENS_HEADER: str(pack.tokens),
+        "X-Tierwise-Chat": pack.chat_id,
+    }
+    provider = gateway_provider(engine.provider, request.headers)  # retries only what the client cannot see
+    if recalling is not None:  # tierwise answers its own tools' calls, in rounds, out of the client's sight
+        stream = recalling.answer(provider, upstream, pack, budget)
+    else:
+        stream = provider.stream(upstream)
+    return Exchange(sessions, engine, pack, stream, headers)
+
+
+async def chat_inputs(request: Request, body: ChatCompletionRequest, data: dict[str, Any]) -> Inputs:
+    """A validated Chat Completions body (``data`` as sent) as the gateway's :class:`Inputs`.
+
+    The leading system messages are the pack's system part, sent first as given; a later one stays
+    where the client put it, in the conversation. The rest as the store keeps it (NUL and lone
+    surrogates → U+FFFD): the pack sent upstream, the held memory and a resent history after a
+    restart all agree with what is stored.
+    """
+    messages = data["messages"]
+    first = lead(messages)
+    conversation = await storable(messages[first:])
+    system = check_json("messages", [as_sent(m) for m in messages[:first]]) or None
+    tools = check_json("tools", list(data.get("tools") or ()))  # as sent
+    opening = body.messages[min(first, len(body.messages) - 1)]
+    key = session_key(  # (it reads the first system message and the first other one)
+        request.headers.get(SESSION_HEADER),
+        body.user,
+        [{"role": m.role, "content": m.content} for m in (*body.messages[:first][:1], opening)],
+        cache_key=data.get("prompt_cache_key"),
+        metadata=body.metadata,
+    )
+    param = "max_completion_tokens" if body.max_completion_tokens else "max_tokens"
+    return Inputs(
+        conversation=conversation,
+        system=system,
+        tools=tools,
+        key=key,
+        plan=budget_plan(request, body.max_completion_tokens or body.max_tokens, param),
+        params=forwarded(data),  # as sent: max_tokens only if the client set it
+        temperature=body.temperature,
+        tool_choice=data.get("tool_choice"),
+        retrieval=lambda: Retrieval.of(body, data, tools),  # None: not for this request
+    )
+
+
+def failure_response(exc: Exception, *, param: str = "messages", what: str = "completion") -> Response:
+    """What went wrong before the answer began, as an OpenAI client gets it.
+
+    ``param`` names the request's conversation field (``messages``, ``input``).
+    """
+    if isinstance(exc, BadRequest):
+        return openai_error(exc.status, str(exc), code=exc.code, param=exc.param)
+    if isinstance(exc, BudgetExceeded):
+        return openai_error(429, f"{exc} (the request was not sent)", code="insufficient_quota")
+    if isinstance(exc, BudgetError):
+        return openai_error(400, str(exc), code="context_length_exceeded", param=param)
+    if isinstance(exc, UpstreamFailed):
+        return JSONResponse(error_body(str(exc), "upstream_error", "upstream_error"), status_code=502)
+    if isinstance(exc, ProviderError):  # as the upstream gave it: status, error, Retry-After
+        return upstream_failure(exc)
+    if isinstance(exc, UserError):
+        return openai_error(400, str(exc), code="invalid_value")
+    log.exception("OpenAI-compatible %s failed", what, exc_info=exc)
+    return openai_error(500, internal(exc), code="internal_error")
+
+
+def reraise(exc: BaseException) -> NoReturn:
+    """Raise an upstream failure again, anything else (cancellation…) unchanged.
+
+    A ``ProviderError`` is raised as it is, another tierwise error as :class:`UpstreamFailed`.
+    """
+    if isinstance(exc, TierwiseError) and not isinstance(exc, ProviderError):
+        raise UpstreamFailed(f"the upstream model failed: {exc}") from exc
+    raise exc
+
+
+async def _replay(events: Sequence[Event]) -> AsyncIterator[Event]:
+    for event in events:
+        yield event
