@@ -181,7 +181,7 @@ def create_app(
     """
     from tierwise.chat.terminal import local_user
     from tierwise.providers.windows import lookup_limits, models_from_env
-    from tierwise.server import chats, openai_compat, usage, workspace_routes
+    from tierwise.server import chats, openai_compat, usage, wire_responses, workspace_routes
     from tierwise.server.body_limit import BodyLimit
     from tierwise.server.openai_budget import max_tokens_limit
     from tierwise.server.openai_errors import document, max_body_bytes_from_env
@@ -273,13 +273,17 @@ def create_app(
         return {"ok": True}
 
     app.include_router(chats.router)
+    app.include_router(wire_responses.router)  # before openai_compat's: its catch-all would shadow it
     app.include_router(openai_compat.router)
     app.include_router(workspace_routes.router)
     app.include_router(usage.router)
     mount_web(app, require_key=require_key)
     document(
         app,
-        {"/v1/chat/completions": openai_compat.ChatCompletionRequest},
+        {
+            "/v1/chat/completions": openai_compat.ChatCompletionRequest,
+            "/v1/responses": wire_responses.ResponsesRequest,
+        },
         require_key=require_key,
         window=max_tokens_limit(engine.budget, limits) + 1,  # max_tokens documented up to the model's
         token_limit=engine.budget.available,
