@@ -1,0 +1,112 @@
+"""A Responses body as the Chat Completions body the gateway reads (issue 31): each item and field."""
+
+from __future__ import annotations
+
+import pytest
+
+from tierwise.server.openai_params import BadRequest
+from tierwise.server.responses_input import chat_body, input_messages
+
+FLAT = {
+    "type": "function",
+    "name": "f",
+    "description": "F.",
+    "parameters": {"type": "object"},
+    "strict": True,
+}
+
+
+def test_parts_and_calls_become_chat_messages() -> None:
+    items = [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be kind."}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "What is this?"},
+                {"type": "input_image", "image_url": "data:image/png;base64,AAAA", "detail": "low"},
+                {"type": "input_file", "file_id": "file-1"},
+            ],
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Let me look."}],
+        },
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": '{"a": 1}', "id": "fc_1"},
+        {"type": "custom_tool_call", "call_id": "c2", "name": "g", "input": "raw"},
+        {"type": "function_call_output", "call_id": "c1", "output": "one"},
+        {
+            "type": "custom_tool_call_output",
+            "call_id": "c2",
+            "output": [{"type": "input_text", "text": "two"}],
+        },
+    ]
+    developer, user, assistant, first, second = input_messages(items)
+    assert developer == {"role": "developer", "content": [{"type": "text", "text": "Be kind."}]}
+    assert user["content"][1] == {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64,AAAA", "detail": "low"},
+    }
+    assert user["content"][2] == {"type": "file", "file": {"file_id": "file-1"}}
+    assert assistant["content"] == "Let me look."  # the texts joined, as tierwise stores an answer
+    assert assistant["tool_calls"] == [  # the calls joined to the message before them: one answer
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}},
+        {"id": "c2", "type": "custom", "custom": {"name": "g", "input": "raw"}},
+    ]
+    assert first == {"role": "tool", "tool_call_id": "c1", "content": "one"}
+    assert second["content"] == [{"type": "text", "text": "two"}]
+
+
+def test_items_chat_has_no_place_for_ride_on_the_next_assistant_message() -> None:
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"}
+    search = {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+    items = [{"role": "user", "content": "Hi"}, reasoning, search, {"type": "function_call", "call_id": "c"}]
+    _, assistant = input_messages(items)
+    assert assistant["response_items"] == [reasoning, search] and assistant["tool_calls"][0]["id"] == "c"
+    # Nothing after them: they stay with the last assistant message (else one of their own).
+    assert input_messages([{"role": "user", "content": "Hi"}, reasoning])[-1] == {
+        "role": "assistant",
+        "content": "",
+        "response_items": [reasoning],
+    }
+
+
+def test_fields_are_mapped_or_left_out() -> None:
+    body = chat_body(
+        {
+            "model": "m",
+            "input": "Hi",
+            "instructions": "Be brief.",
+            "tools": [FLAT, {"type": "web_search"}],
+            "tool_choice": {"type": "function", "name": "f"},
+            "max_output_tokens": 300,
+            "text": {"format": {"type": "json_schema", "name": "x", "schema": {}}, "verbosity": "low"},
+            "reasoning": {"effort": "low", "summary": "auto"},
+            "store": True,
+            "include": ["reasoning.encrypted_content"],
+            "previous_response_id": None,
+            "metadata": {"k": "v"},
+            "unknown_field": 1,
+        }
+    )
+    assert body["messages"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    function = {"name": "f", "description": "F.", "parameters": {"type": "object"}, "strict": True}
+    assert body["tools"] == [{"type": "function", "function": function}, {"type": "web_search"}]
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "f"}}
+    assert body["max_completion_tokens"] == 300 and body["verbosity"] == "low"
+    assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}
+    assert body["reasoning_effort"] == "low"
+    assert body["metadata"] == {"k": "v"} and body["unknown_field"] == 1  # forwarded as sent
+    assert not {"store", "include", "input", "instructions", "text", "reasoning"} & body.keys()
+
+
+def test_allowed_tools_choice_and_a_missing_input() -> None:
+    choice = {"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "f"}]}
+    body = chat_body({"input": "Hi", "tools": [FLAT], "tool_choice": choice})
+    allowed = {"mode": "required", "tools": [{"type": "function", "function": {"name": "f"}}]}
+    assert body["tool_choice"] == {"type": "allowed_tools", "allowed_tools": allowed}
+    with pytest.raises(BadRequest) as caught:
+        chat_body({"model": "m"})
+    assert caught.value.param == "input"
+    with pytest.raises(BadRequest):
+        chat_body({"input": 7})
