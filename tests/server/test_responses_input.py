@@ -91,7 +91,7 @@ def test_fields_are_mapped_or_left_out() -> None:
     )
     assert body["messages"] == [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
     function = {"name": "f", "description": "F.", "parameters": {"type": "object"}, "strict": True}
-    assert body["tools"] == [{"type": "function", "function": function}, {"type": "web_search"}]
+    assert body["tools"] == [{"type": "function", "function": function}]  # web_search: nobody would answer
     assert body["tool_choice"] == {"type": "function", "function": {"name": "f"}}
     assert body["max_completion_tokens"] == 300 and body["verbosity"] == "low"
     assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}
@@ -105,6 +105,10 @@ def test_allowed_tools_choice_and_a_missing_input() -> None:
     body = chat_body({"input": "Hi", "tools": [FLAT], "tool_choice": choice})
     allowed = {"mode": "required", "tools": [{"type": "function", "function": {"name": "f"}}]}
     assert body["tool_choice"] == {"type": "allowed_tools", "allowed_tools": allowed}
+    hosted = chat_body(
+        {"input": "Hi", "tools": [{"type": "web_search"}], "tool_choice": {"type": "web_search"}}
+    )
+    assert "tools" not in hosted and "tool_choice" not in hosted
     with pytest.raises(BadRequest) as caught:
         chat_body({"model": "m"})
     assert caught.value.param == "input"

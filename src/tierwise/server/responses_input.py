@@ -14,7 +14,10 @@ The engine's conversation is OpenAI chat-format messages, so a Responses body is
   ``item_reference``, hosted tools' calls… — are carried as sent, in order, on the next assistant
   message's ``response_items`` field (:data:`CARRIED`): stored with it, forwarded as sent (decision 69).
 - ``tools``: a ``function`` tool's flat shape → ``{"type": "function", "function": {...}}``,
-  ``custom`` likewise, other types as sent; ``tool_choice`` likewise.
+  ``custom`` likewise; ``tool_choice`` likewise. The tools only the Responses API runs, or calls in
+  item types of its own (``web_search``, ``file_search``, ``mcp``, ``local_shell``…), are not offered
+  to the Chat Completions upstream: nobody would answer their calls (they stay in the response's
+  ``tools``).
 - ``max_output_tokens`` → ``max_completion_tokens``, ``text.format`` → ``response_format``,
   ``text.verbosity`` → ``verbosity``, ``reasoning.effort`` → ``reasoning_effort``; what only the
   Responses API means (``store``, ``include``, ``previous_response_id``, ``truncation``…) is not
@@ -81,6 +84,10 @@ class ResponsesRequest(BaseModel):
     user: str | None = None
     prompt_cache_key: str | None = None
     store: bool | None = True
+
+
+# The tool types (and tool choices) a Chat Completions upstream has: the others are the Responses API's own.
+_CHAT_TOOLS = frozenset({"function", "custom", "allowed_tools"})
 
 
 def _bad(message: str, param: str) -> BadRequest:
@@ -208,6 +215,15 @@ def input_messages(items: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _hosted(tool: Any) -> bool:
+    """Whether ``tool`` (or a ``tool_choice``) is the Responses API's own, not offered upstream.
+
+    Only the Responses API runs these, or calls them in item types of its own (``web_search``,
+    ``file_search``, ``mcp``, ``local_shell``…): nobody would answer them through Chat Completions.
+    """
+    return isinstance(tool, Mapping) and tool.get("type") not in _CHAT_TOOLS
+
+
 def chat_tool(tool: Any) -> Any:
     """A Responses tool in Chat Completions' shape (``function``, ``custom``); another type as sent."""
     if not isinstance(tool, Mapping):
@@ -262,9 +278,10 @@ def chat_body(
         raise _bad("instructions must be a string", "instructions")
     body: dict[str, Any] = {k: v for k, v in data.items() if k not in _OWN and v is not None}
     body["messages"] = [*messages, *(dict(m) for m in before), *input_messages(data["input"])]
-    if data.get("tools"):
-        body["tools"] = [chat_tool(t) for t in data["tools"]]
-    if data.get("tool_choice") is not None:
+    tools = [chat_tool(t) for t in data.get("tools") or () if not _hosted(t)]
+    if tools:
+        body["tools"] = tools
+    if data.get("tool_choice") is not None and not _hosted(data["tool_choice"]):
         body["tool_choice"] = chat_tool_choice(data["tool_choice"])
     if data.get("max_output_tokens") is not None:
         body["max_completion_tokens"] = data["max_output_tokens"]
