@@ -182,6 +182,7 @@ def create_app(
     from tierwise.chat.terminal import local_user
     from tierwise.providers.windows import lookup_limits, models_from_env
     from tierwise.server import chats, openai_compat, usage, wire_responses, workspace_routes
+    from tierwise.server.anthropic_messages import router as anthropic_router
     from tierwise.server.body_limit import BodyLimit
     from tierwise.server.openai_budget import max_tokens_limit
     from tierwise.server.openai_errors import document, max_body_bytes_from_env
@@ -273,6 +274,7 @@ def create_app(
         return {"ok": True}
 
     app.include_router(chats.router)
+    app.include_router(anthropic_router)  # /v1/messages, before openai_compat's /v1 catch-all
     app.include_router(wire_responses.router)  # before openai_compat's: its catch-all would shadow it
     app.include_router(openai_compat.router)
     app.include_router(workspace_routes.router)

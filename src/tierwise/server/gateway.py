@@ -211,6 +211,8 @@ class Inputs:
         tool_choice: the tool choice, as sent (Chat Completions' shape).
         retrieval: tierwise's retrieval tools for this request (called per packing attempt), or
             ``None`` for none.
+        outgoing: the pack's messages as the upstream's wire takes them (a client wire's fields an
+            OpenAI-compatible upstream cannot read left out), or ``None``: as packed.
     """
 
     conversation: list[dict[str, Any]]
@@ -222,6 +224,7 @@ class Inputs:
     temperature: float | None = None
     tool_choice: Any = None
     retrieval: Callable[[], Retrieval | None] | None = None
+    outgoing: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
 
 
 class Exchange:
@@ -321,7 +324,7 @@ async def open_exchange(request: Request, user: str, inputs: Inputs) -> Exchange
     (pack, retrieval), budget = await inputs.plan.pack(begin, system, tools)  # grown if it must be
     recalling = retrieval if retrieval is not None and retrieval.offered else None
     upstream = ModelRequest(
-        messages=pack.messages,
+        messages=inputs.outgoing(pack.messages) if inputs.outgoing is not None else pack.messages,
         tools=pack.tools,
         model=engine.model,
         temperature=inputs.temperature,
