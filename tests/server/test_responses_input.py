@@ -114,3 +114,20 @@ def test_allowed_tools_choice_and_a_missing_input() -> None:
     assert caught.value.param == "input"
     with pytest.raises(BadRequest):
         chat_body({"input": 7})
+
+
+def test_the_response_log_forgets_the_oldest_past_its_limits() -> None:
+    from tierwise.server.wire_responses import ResponseLog, Stored
+
+    def stored(n: int, messages: int) -> Stored:
+        return Stored("u", "k", [], [{"role": "user", "content": "x"}] * messages, {"id": f"resp_{n}"})
+
+    kept = ResponseLog(size=3, messages=10)
+    for n in range(4):
+        kept.put(stored(n, 2))
+    assert kept.get("u", "resp_0") is None and kept.get("u", "resp_1") is not None  # 3 kept
+    assert kept.get("v", "resp_1") is None  # another user's: not found
+    kept.put(stored(4, 9))  # over 10 messages: all but the newest forgotten
+    assert [kept.get("u", f"resp_{n}") is not None for n in range(5)] == [False] * 4 + [True]
+    kept.put(stored(5, 30))  # the newest is kept, however long
+    assert kept.get("u", "resp_5") is not None and kept.get("u", "resp_4") is None

@@ -57,7 +57,7 @@ from tierwise.server.openai_validate import MessagesInvalid, validate_request
 from tierwise.server.responses_input import ResponsesRequest, chat_body
 from tierwise.server.spent import Spent
 
-__all__ = ["KEPT", "ResponseLog", "ResponsesRequest", "Stored", "router"]
+__all__ = ["KEPT", "KEPT_MESSAGES", "ResponseLog", "ResponsesRequest", "Stored", "router"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,9 @@ router = APIRouter(prefix="/v1", tags=["openai"])
 
 KEPT = 1_000
 """How many responses a process remembers for ``previous_response_id`` and ``GET``."""
+
+KEPT_MESSAGES = 20_000
+"""How many conversation messages the remembered responses hold at most, all together."""
 
 
 @dataclass(frozen=True)
@@ -79,17 +82,25 @@ class Stored:
 
 
 class ResponseLog:
-    """The newest :data:`KEPT` responses, by id (``app.state.responses``)."""
+    """The newest :data:`KEPT` responses, by id, holding at most :data:`KEPT_MESSAGES` messages.
 
-    def __init__(self, size: int = KEPT) -> None:
+    Each response holds its whole conversation, so a long agent loop's responses are forgotten
+    sooner (the newest is always kept: chaining needs only it). ``app.state.responses``.
+    """
+
+    def __init__(self, size: int = KEPT, messages: int = KEPT_MESSAGES) -> None:
         self.size = size
+        self.messages = messages
         self._kept: OrderedDict[str, Stored] = OrderedDict()
+        self._held = 0
 
     def put(self, stored: Stored) -> None:
-        """Remember ``stored`` under its response's id (the oldest forgotten past :attr:`size`)."""
+        """Remember ``stored`` under its response's id (the oldest forgotten past the limits)."""
         self._kept[stored.response["id"]] = stored
-        while len(self._kept) > self.size:
-            self._kept.popitem(last=False)
+        self._held += len(stored.conversation) + len(stored.system)
+        while len(self._kept) > 1 and (len(self._kept) > self.size or self._held > self.messages):
+            _, old = self._kept.popitem(last=False)
+            self._held -= len(old.conversation) + len(old.system)
 
     def get(self, user: str, response_id: str) -> Stored | None:
         """The response ``response_id`` of ``user``, if this process still has it."""
