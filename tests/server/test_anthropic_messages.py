@@ -18,7 +18,7 @@ from anthropic.types import MessageParam, ToolParam
 
 from tierwise.budget import Budget
 from tierwise.chat.engine import ChatEngine
-from tierwise.providers.base import Provider
+from tierwise.providers.base import ModelResponse, Provider
 from tierwise.providers.errors import ProviderError
 from tierwise.providers.testing import ScriptedModel, tool_call
 from tierwise.server import create_app
@@ -223,6 +223,18 @@ async def test_a_thinking_block_is_stored_unchanged_and_not_sent_to_chat_complet
     assert all("thinking_blocks" not in m for m in request.messages)
 
 
+async def test_max_tokens_above_the_models_output_limit_is_lowered_to_it(store: Store) -> None:
+    model = ScriptedModel("Short.", model="gpt-4o")  # a known model: 16,384 output tokens at most
+    svc = Service(store, model)
+    async with (
+        svc.client() as client,
+        client.messages.stream(model="c", max_tokens=32_000, messages=HI) as stream,
+    ):
+        message = await stream.get_final_message()  # (Claude Code asks for 32,000, streaming)
+    assert message.content[0].text == "Short."  # type: ignore[union-attr]
+    assert model.requests[0].params["max_tokens"] == 16_384
+
+
 async def test_count_tokens_is_tierwise_count_of_what_would_be_sent(store: Store) -> None:
     svc = Service(store, ScriptedModel())
     async with svc.client() as client:
@@ -373,3 +385,76 @@ def test_langchain_chat_anthropic_invokes_a_tool(store: Store) -> None:
     assert (call["name"], call["args"]) == ("get_weather", {"city": "Paris"})
     (request,) = model.requests
     assert request.tools[0]["function"]["name"] == "get_weather"
+
+
+def _anthropic(messages: list[dict[str, Any]]) -> tuple[str, list[MessageParam]]:
+    """A Chat Completions history as Anthropic's: its system text, and its messages as blocks."""
+    system, out = "", []
+    for message in messages:
+        role = message["role"]
+        if role == "system":
+            system = message["content"]
+        elif role == "tool":
+            out.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": message["tool_call_id"],
+                            "content": message["content"],
+                        }
+                    ],
+                }
+            )
+        elif message.get("tool_calls"):
+            uses = [
+                {
+                    "type": "tool_use",
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "input": json.loads(c["function"]["arguments"]),
+                }
+                for c in message["tool_calls"]
+            ]
+            out.append({"role": "assistant", "content": uses})
+        else:
+            out.append({"role": role, "content": message["content"]})
+    return system, out  # type: ignore[return-value]
+
+
+async def test_tierwise_answers_its_own_retrieval_calls_out_of_an_anthropic_clients_sight(
+    store: Store,
+) -> None:
+    from tests.server.test_openai_recall import OURS, history, log, sha
+
+    opened = tool_call("open_blob", sha256=sha(3))
+    model = ScriptedModel(
+        ModelResponse(text="Let me open worker 3's log.", tool_calls=[opened]), "Step 36 took 36ms."
+    )
+    engine = ChatEngine(store, model, budget=Budget(window=8_000, reserve=500))
+    app = create_app(store, engine)
+    system, messages = _anthropic(history())
+    read_log: ToolParam = {
+        "name": "read_log",
+        "description": "A worker's build log.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"worker": {"type": "integer"}},
+            "required": ["worker"],
+        },
+    }
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url="http://test") as http:
+        client = anthropic.AsyncAnthropic(
+            base_url="http://test", api_key="x", http_client=http, max_retries=0
+        )
+        async with client.messages.stream(
+            model="c", max_tokens=256, system=system, messages=messages, tools=[read_log]
+        ) as stream:
+            final = await stream.get_final_message()
+    assert [b.type for b in final.content] == ["text"]  # the retrieval call never reaches the client
+    assert final.content[0].text == "Let me open worker 3's log.\n\nStep 36 took 36ms."  # type: ignore[union-attr]
+    assert final.stop_reason == "end_turn"
+    first, second = model.requests
+    assert [t["function"]["name"] for t in first.tools] == ["read_log", *OURS]
+    assert any(m.get("content") == log(3) for m in second.messages)
