@@ -12,7 +12,10 @@ The engine's conversation is OpenAI chat-format messages, so a Responses body is
   ``function_call_output`` / ``custom_tool_call_output`` → ``tool`` messages.
 - Items Chat Completions has no place for — ``reasoning`` (with its ``encrypted_content``),
   ``item_reference``, hosted tools' calls… — are carried as sent, in order, on the next assistant
-  message's ``response_items`` field (:data:`CARRIED`): stored with it, forwarded as sent (decision 69).
+  message's ``response_items`` field (:data:`CARRIED`): stored with it, unchanged, for a Responses
+  upstream to get back; left out of what a Chat Completions upstream gets
+  (:func:`for_chat_completions`: an OpenAI model cannot read an encrypted reasoning item, and a
+  strict server refuses a field it does not know).
 - ``tools``: a ``function`` tool's flat shape → ``{"type": "function", "function": {...}}``,
   ``custom`` likewise; ``tool_choice`` likewise. The tools only the Responses API runs, or calls in
   item types of its own (``web_search``, ``file_search``, ``mcp``, ``local_shell``…), are not offered
@@ -33,7 +36,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tierwise.server.openai_params import BadRequest
 
-__all__ = ["CARRIED", "ResponsesRequest", "chat_body", "chat_tool", "chat_tool_choice", "input_messages"]
+__all__ = [
+    "CARRIED",
+    "ResponsesRequest",
+    "chat_body",
+    "chat_tool",
+    "chat_tool_choice",
+    "for_chat_completions",
+    "input_messages",
+]
 
 CARRIED = "response_items"
 """The assistant message's field holding the Responses items Chat Completions has no place for."""
@@ -297,3 +308,15 @@ def chat_body(
     if isinstance(reasoning, Mapping) and reasoning.get("effort") is not None:
         body["reasoning_effort"] = reasoning["effort"]
     return body
+
+
+def for_chat_completions(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` as a Chat Completions upstream takes them: :data:`CARRIED` left out (still stored).
+
+    A message without it is passed as it is (not copied).
+
+    Example:
+        >>> for_chat_completions([{"role": "assistant", "content": "Hi", CARRIED: [{"type": "reasoning"}]}])
+        [{'role': 'assistant', 'content': 'Hi'}]
+    """
+    return [{k: v for k, v in m.items() if k != CARRIED} if CARRIED in m else m for m in messages]
