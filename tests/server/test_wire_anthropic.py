@@ -347,3 +347,42 @@ def test_errors_are_anthropics() -> None:
     assert error_body(500, "x")["error"]["type"] == "api_error"
     kind, data = _parse(StreamEncoder.error(502, "broke"))[0]
     assert kind == "error" and data["error"] == {"type": "api_error", "message": "broke"}
+
+
+def test_anthropics_own_tools_are_kept_aside_not_offered_to_chat_completions() -> None:
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+    body = {
+        "model": "m",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": "x"}],
+        "tools": [WEATHER, search],
+    }
+    decoded = decode_request(body)
+    assert [t["function"]["name"] for t in decoded.tools] == ["get_weather"]
+    assert decoded.server_tools == [search]
+
+
+def test_a_tool_results_images_follow_its_step_in_a_user_message_for_chat_completions() -> None:
+    shot = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PIXEL}}
+    uses = [
+        {"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.png"}},
+        {"type": "tool_use", "id": "t2", "name": "read", "input": {"path": "b.txt"}},
+    ]
+    results = [
+        {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "a.png:"}, shot]},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "hello"},
+    ]
+    messages = [
+        {"role": "user", "content": "Read both."},
+        {"role": "assistant", "content": uses},
+        {"role": "user", "content": results},
+        {"role": "assistant", "content": "Done."},
+    ]
+    decoded = decode_request({"model": "m", "max_tokens": 5, "messages": messages})
+    image = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}
+    assert decoded.messages[2]["content"] == [{"type": "text", "text": "a.png:"}, image]  # stored whole
+    sent = for_chat_completions(decoded.messages)
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "tool", "user", "assistant"]
+    assert sent[2]["content"] == [{"type": "text", "text": "a.png:"}] and sent[3]["content"] == "hello"
+    assert sent[4] == {"role": "user", "content": [image]}  # after the step's results, which stay paired
+    assert decoded.messages[2]["content"][1] == image  # the stored message is not changed

@@ -15,13 +15,14 @@ so decoding maps Anthropic's blocks onto it; the answer is encoded back by
   ``thinking_blocks``, unchanged with their ``signature``. Blocks of other types are carried as
   sent, as content parts.
 - ``tools`` (``name``, ``description``, ``input_schema``) → function tools (``cache_control``
-  kept); Anthropic's own tool types are carried as sent. ``tool_choice`` ``auto``/``any``/``tool``/
-  ``none`` → ``"auto"``/``"required"``/a named function/``"none"``; ``disable_parallel_tool_use``
-  → ``parallel_tool_calls: false``. ``stop_sequences`` → ``stop``; ``top_p``, ``temperature``,
-  ``max_tokens`` as they are.
+  kept); Anthropic's own (``web_search_…``, ``bash_…``) are kept aside (``Decoded.server_tools``).
+  ``tool_choice`` ``auto``/``any``/``tool``/``none`` → ``"auto"``/``"required"``/a named
+  function/``"none"``; ``disable_parallel_tool_use`` → ``parallel_tool_calls: false``;
+  ``stop_sequences`` → ``stop``; ``top_p``, ``temperature``, ``max_tokens`` as they are.
 - What a Chat Completions upstream cannot take (``thinking_blocks``, ``is_error``; the request's
   ``thinking``, ``top_k``, ``service_tier``…) is kept — stored with the messages, ``Decoded.extra``
-  — and left out of what it is sent (:func:`for_chat_completions`).
+  — and left out of what it is sent (:func:`for_chat_completions`, which also moves a tool result's
+  images to a user message after the step's results).
 """
 
 from __future__ import annotations
@@ -68,7 +69,10 @@ class Decoded:
         model: the model the client asked for.
         system: the leading system message(s), OpenAI-shaped (empty without ``system``).
         messages: the conversation, OpenAI-shaped: each message as the decoder made it, stored as such.
-        tools: the client's tools as OpenAI function tools (other types as sent).
+        tools: the client's tools as OpenAI function tools.
+        server_tools: Anthropic's own tools (``web_search_…``, ``bash_…``, ``text_editor_…``), as sent:
+            kept for an Anthropic upstream, not offered to a Chat Completions one, which could not
+            run or even name them.
         tool_choice: OpenAI's ``tool_choice``, or ``None`` when not sent.
         max_tokens: the answer's limit (``None``: not sent, as for ``count_tokens``).
         temperature: as sent, or ``None``.
@@ -83,6 +87,7 @@ class Decoded:
     system: list[dict[str, Any]]
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)
+    server_tools: list[dict[str, Any]] = field(default_factory=list)
     tool_choice: str | dict[str, Any] | None = None
     max_tokens: int | None = None
     temperature: float | None = None
@@ -154,11 +159,13 @@ def decode_request(data: Mapping[str, Any], *, needs_max_tokens: bool = True) ->
             params["stop"] = list(stops)
     if parallel is not None:
         params["parallel_tool_calls"] = parallel
+    tools, server_tools = _tools(data.get("tools"))
     return Decoded(
         model=model,
         system=_system(data.get("system")),
         messages=messages,
-        tools=_tools(data.get("tools")),
+        tools=tools,
+        server_tools=server_tools,
         tool_choice=choice,
         max_tokens=max_tokens,
         temperature=temperature,
@@ -331,18 +338,20 @@ def _assistant(blocks: Sequence[Any], where: str) -> dict[str, Any]:
     return message
 
 
-def _tools(tools: Any) -> list[dict[str, Any]]:
+def _tools(tools: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The client's tools as function tools, and Anthropic's own (server and versioned tools) as sent."""
     if tools is None:
-        return []
+        return [], []
     if not isinstance(tools, list):
         raise InvalidRequest("tools: Input should be a list of tools")
     out: list[dict[str, Any]] = []
+    own: list[dict[str, Any]] = []
     for index, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             raise InvalidRequest(f"tools.{index}: Input should be an object")
         kind = tool.get("type")
         if kind not in (None, "custom"):  # Anthropic's own tools (web_search_…, bash_…): as sent
-            out.append(dict(tool))
+            own.append(dict(tool))
             continue
         name, schema = tool.get("name"), tool.get("input_schema")
         if not isinstance(name, str) or not name:
@@ -357,7 +366,7 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
         if "cache_control" in tool:
             converted["cache_control"] = tool["cache_control"]
         out.append(converted)
-    return out
+    return out, own
 
 
 def _tool_choice(choice: Any) -> tuple[str | dict[str, Any] | None, bool | None]:
@@ -403,12 +412,36 @@ def key_message(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def for_chat_completions(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``messages`` as a Chat Completions upstream takes them: :data:`ANTHROPIC_ONLY` fields left out.
+    """``messages`` as a Chat Completions upstream takes them; the stored ones are not changed.
 
-    Thinking blocks (with their signatures) and a result's ``is_error`` stay stored; an OpenAI model
-    cannot read them back. A message without them is passed as it is (not copied).
+    :data:`ANTHROPIC_ONLY` fields are left out: thinking blocks (with their signatures) and a
+    result's ``is_error`` stay stored, but an OpenAI model cannot read them back. A tool result's
+    images (Claude Code's Read of a screenshot) cannot be in a tool message there: they follow the
+    results of that step in a user message of their own. A message needing neither is passed as it
+    is (not copied).
+
+    Example:
+        >>> image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}
+        >>> result = {"role": "tool", "tool_call_id": "t1", "content": [image], "is_error": False}
+        >>> sent, after = for_chat_completions([result])
+        >>> sent, after["role"], after["content"] == [image]
+        ({'role': 'tool', 'tool_call_id': 't1', 'content': ''}, 'user', True)
     """
-    return [
-        {k: v for k, v in m.items() if k not in ANTHROPIC_ONLY} if any(k in m for k in ANTHROPIC_ONLY) else m
-        for m in messages
-    ]
+    out: list[dict[str, Any]] = []
+    images: list[dict[str, Any]] = []  # of the current run of tool results
+    for message in messages:
+        if images and message.get("role") != "tool":
+            out.append({"role": "user", "content": images})
+            images = []
+        if any(k in message for k in ANTHROPIC_ONLY):
+            message = {k: v for k, v in message.items() if k not in ANTHROPIC_ONLY}
+        content = message.get("content")
+        if message.get("role") == "tool" and isinstance(content, list):
+            texts = [p for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+            if len(texts) < len(content):  # images (or other parts) go in the user message after
+                images += [p for p in content if not (isinstance(p, Mapping) and p.get("type") == "text")]
+                message = {**message, "content": texts or ""}
+        out.append(message)
+    if images:
+        out.append({"role": "user", "content": images})
+    return out
