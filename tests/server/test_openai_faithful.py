@@ -377,7 +377,9 @@ async def test_a_changed_tool_result_diverges_and_the_upstream_gets_the_new_one(
 def readme_openai_snippet() -> str:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     (snippet,) = [
-        block for block in re.findall(r"```python\n(.*?)```", readme, re.S) if "from openai" in block
+        block
+        for block in re.findall(r"```python\n(.*?)```", readme, re.S)
+        if "from openai" in block and "chat.completions.create" in block
     ]
     return str(snippet)
 
