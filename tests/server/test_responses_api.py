@@ -184,7 +184,8 @@ async def test_an_upstream_429_passes_through(store: Store, fake_openai: FakeOpe
             assert caught.value.response.headers["retry-after"] == "1"
 
 
-async def test_the_agents_sdk_default_model_completes_a_tool_round_trip(store: Store) -> None:
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_the_agents_sdk_default_model_completes_a_tool_round_trip(store: Store, streamed: bool) -> None:
     agents = pytest.importorskip("agents")
     agents.set_tracing_disabled(True)  # no trace export (it would reach for the network)
     model = ScriptedModel(tool_call("get_weather", city="Paris"), "It is 12°C and raining in Paris.")
@@ -202,7 +203,11 @@ async def test_the_agents_sdk_default_model_completes_a_tool_round_trip(store: S
         agents.set_default_openai_client(client, use_for_tracing=False)
         agents.set_default_openai_api("responses")
         agent = agents.Agent(name="weather", instructions="Answer briefly.", tools=[get_weather])
-        result = await agents.Runner.run(agent, "Weather in Paris?")
+        if streamed:
+            result = agents.Runner.run_streamed(agent, "Weather in Paris?")
+            assert [e async for e in result.stream_events()]
+        else:
+            result = await agents.Runner.run(agent, "Weather in Paris?")
     assert result.final_output == "It is 12°C and raining in Paris."
     assert ran == ["Paris"]
     _check_round_trip(model)
