@@ -351,6 +351,32 @@ async def test_a_result_too_big_for_the_budget_is_cut_to_fit(store: Store) -> No
     assert counter.count_messages(second.messages) + counter.count_tools(second.tools) <= 3_000 - 300
 
 
+async def test_a_first_request_whose_step_is_cut_gets_the_pointer_and_the_tool(store: Store) -> None:
+    """A fresh session's step too big for the budget: cut with ``open_blob(sha256=…)``, and offered it.
+
+    The cut is the session's first pointer. It named no hash when the pack was built without the tool
+    (a pointer nobody could follow), and so the pack was never built again with it.
+    """
+    big = "\n".join(f"row {i:05d}: artefact {i * 7919 % 100_003:06d} ok" for i in range(1_500))
+    call = {"id": "c_big", "type": "function", "function": {"name": "read_log", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "List the artefacts."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c_big", "content": big},
+    ]
+    model = ScriptedModel("Listed.")
+    svc = service(store, model, WINDOW, RESERVE)
+    async with svc.client() as client:
+        await client.chat.completions.create(model="m", messages=messages, tools=[READ_LOG])  # type: ignore[arg-type, list-item]
+
+    (request,) = model.requests
+    sent = request.messages[-1]["content"]
+    digest = hashlib.sha256(big.encode()).hexdigest()
+    assert sent.startswith(big[:200]) and sent.endswith(big[-200:]) and len(sent) < len(big) // 2
+    assert f'open_blob(sha256="{digest}") reads all of it' in sent
+    assert names(request) == ["read_log", *OURS]
+
+
 # -- when tierwise's tools are not added -----------------------------------------------------------
 
 

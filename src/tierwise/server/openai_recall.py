@@ -7,11 +7,13 @@ results (``… blob sha256:… (open with open_blob)]``, or a step result cut to
 tierwise adds them and answers the model's calls to them itself; the client sees neither.
 
 - **When they are added** (:meth:`Retrieval.pack`): once the session's memory has a past
-  (``live_from > 0``: a compaction step archived turns) or its pack's text holds a blob pointer —
-  and from then on for that session's memory (decision 54's rule: the tool list, the front of
-  every prompt, changes once per session, so the prompt cache keeps it; the guide joins the system
-  text at the same request). A request that first gets a past while packed (a compaction step in
-  its own pack) is packed again with the tools, so its pointers are never sent without them.
+  (``live_from > 0``: a compaction step archived turns), its pack's text holds a blob pointer, or
+  its pack cut the step being answered (``memory.pointed``: built without ``open_blob``, the cut's
+  pointer names no hash, so the cut itself must count) — and from then on for that session's
+  memory (decision 54's rule: the tool list, the front of every prompt, changes once per session,
+  so the prompt cache keeps it; the guide joins the system text at the same request). A request
+  that first gets a past while packed (a compaction step in its own pack) is packed again with the
+  tools, so its pointers are never sent without them.
 - **The definitions** are the chat engine's (``housekeeping.memory_tools()``, compacted), appended
   after the client's tools; the guide (``RETRIEVAL_GUIDE``, as ``housekeeping.guided`` gives it) is
   a system message of its own right after the client's system messages, which stay first byte for
@@ -184,7 +186,7 @@ class Retrieval:
         memory = chat.memory
         if not (_OFFERED.get(memory) or memory.live_from > 0):
             pack = build(system=system, tools=tools)
-            if not (memory.live_from > 0 or _POINTER.search(pack_text(pack))):
+            if not (memory.live_from > 0 or memory.pointed or _POINTER.search(pack_text(pack))):
                 return pack
         _OFFERED[memory] = True
         self.offered = True
