@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.fake_openai import FakeOpenAI, FakeReply
 from tests.server.test_openai_recall import QUESTION, history, log, sha
@@ -59,7 +58,6 @@ __all__ = [
     "SYSTEM",
     "TOOLS",
     "WEATHER",
-    "WHOLE_PENDING",
     "Seen",
     "Serve",
     "Tierwise",
@@ -332,13 +330,7 @@ def check_structured(upstream: FakeOpenAI) -> dict[str, Any]:
     return schema
 
 
-WHOLE_PENDING = pytest.mark.xfail(
-    strict=True,
-    reason="decision 68 (model windows/budget: server/openai_budget.py): what must go whole, the step being "
-    "answered too, grows the budget up to the model's window; but a tool result in that step is cut to "
-    "STEP_SHARE of the 16k ceiling (memory/assemble.py: fit_step) before BudgetError can grow it",
-)
-"""A 30k-token result under a 16k budget, to a 128k model: sent whole once decision 68 covers a step."""
+"""A 30k-token result under a 16k budget, to a 128k model: sent whole (decision 68 counts the step)."""
 
 
 def big_result() -> str:

@@ -23,7 +23,6 @@ from tests.conformance.harness import (
     STRUCTURED,
     SYSTEM,
     TOOLS,
-    WHOLE_PENDING,
     Serve,
     Tierwise,
     big_result,
@@ -159,9 +158,7 @@ def test_upstream_500_is_an_internal_server_error_with_its_message(
         assert caught.value.type == "server_error"
 
 
-@pytest.mark.parametrize(
-    ("model", "whole"), [pytest.param(BIG_MODEL, True, marks=WHOLE_PENDING), (SMALL_MODEL, False)]
-)
+@pytest.mark.parametrize(("model", "whole"), [(BIG_MODEL, True), (SMALL_MODEL, False)])
 def test_a_30k_token_tool_result_with_a_16k_budget(
     tierwise: Serve, upstream: FakeOpenAI, model: str, whole: bool
 ) -> None:

@@ -27,7 +27,6 @@ from tests.conformance.harness import (
     STREAMS,
     STRUCTURED,
     SYSTEM,
-    WHOLE_PENDING,
     Serve,
     Tierwise,
     big_result,
@@ -203,9 +202,7 @@ async def test_upstream_500_is_a_model_http_error_with_its_message(
         assert SERVER_ERROR["error"]["message"] in str(caught.value.body)
 
 
-@pytest.mark.parametrize(
-    ("model", "whole"), [pytest.param(BIG_MODEL, True, marks=WHOLE_PENDING), (SMALL_MODEL, False)]
-)
+@pytest.mark.parametrize(("model", "whole"), [(BIG_MODEL, True), (SMALL_MODEL, False)])
 async def test_a_30k_token_tool_result_with_a_16k_budget(
     tierwise: Serve, upstream: FakeOpenAI, model: str, whole: bool
 ) -> None:

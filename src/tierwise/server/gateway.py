@@ -321,7 +321,15 @@ async def open_exchange(request: Request, user: str, inputs: Inputs) -> Exchange
         turn = Turn(inputs.conversation, system, tools, budget, retrieval)
         return await sessions.begin(user, inputs.key, turn), retrieval
 
-    (pack, retrieval), budget = await inputs.plan.pack(begin, system, tools)  # grown if it must be
+    # A step being answered (the model's last call and its results) goes whole if the model takes it:
+    # memory cuts a result over half of what the budget leaves, so the budget grows for it first.
+    last = max((i for i, m in enumerate(inputs.conversation) if m.get("role") == "assistant"), default=None)
+    step = (
+        inputs.conversation[last:]
+        if last is not None and inputs.conversation[-1].get("role") == "tool"
+        else ()
+    )
+    (pack, retrieval), budget = await inputs.plan.pack(begin, system, tools, step)  # grown if it must be
     recalling = retrieval if retrieval is not None and retrieval.offered else None
     upstream = ModelRequest(
         messages=inputs.outgoing(pack.messages) if inputs.outgoing is not None else pack.messages,

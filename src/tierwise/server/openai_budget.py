@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from tierwise.budget import Budget
 from tierwise.errors import BudgetError
+from tierwise.memory.assemble import STEP_SHARE
 from tierwise.providers.windows import MODELS_VARIABLE, ModelLimits
 from tierwise.server.openai_params import BadRequest
 from tierwise.tokens import get_counter
@@ -41,6 +42,8 @@ _T = TypeVar("_T")
 OVERFLOW_SHARE = 0.25
 """When what a request must send whole outgrows the ceiling, memory keeps this share of the ceiling
 beside it (the budget grows by what overflows, plus this)."""
+
+_STEP_MARGIN = 64  # the pack's own framing beside the step (reply priming, the head message's)
 
 PACK_ATTEMPTS = 4
 """Packs tried per request at most (the first budget, then grown ones)."""
@@ -69,15 +72,26 @@ class BudgetPlan:
     configured: Budget
 
     def first(
-        self, system: Sequence[Mapping[str, Any]] | None = None, tools: Sequence[Mapping[str, Any]] = ()
+        self,
+        system: Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any]] = (),
+        step: Sequence[Mapping[str, Any]] = (),
     ) -> Budget:
-        """The budget to pack under first: the ceiling, or more when ``system`` and ``tools`` outgrow it."""
+        """The budget to pack under first: the ceiling, or more when what must go whole outgrows it.
+
+        That is ``system``, ``tools`` and ``step``, the step being answered: memory sends it whole
+        only within half of what the budget leaves (``memory.assemble.STEP_SHARE``) and cuts a larger
+        result to its head and tail, so a 30,000-token file a 128k model could read whole must grow
+        the budget here, before packing.
+        """
         prompt = self.ceiling
-        if self.known and (system or tools):
+        if self.known and (system or tools or step):
             counter = get_counter()
             fixed = counter.count_messages(system or ()) + counter.count_tools(tools)
-            if fixed + self._memory > prompt:
-                prompt = fixed + self._memory
+            whole = counter.count_messages(step) if step else 0
+            needed = fixed + max(self._memory, int(whole / STEP_SHARE) + _STEP_MARGIN)
+            if needed > prompt:
+                prompt = needed
         return self._budget(min(prompt, self.most))
 
     async def pack(
@@ -85,6 +99,7 @@ class BudgetPlan:
         begin: Callable[[Budget], Awaitable[_T]],
         system: Sequence[Mapping[str, Any]] | None = None,
         tools: Sequence[Mapping[str, Any]] = (),
+        step: Sequence[Mapping[str, Any]] = (),
     ) -> tuple[_T, Budget]:
         """``begin(budget)`` under :meth:`first`, then :meth:`grown` while what it must send does not fit.
 
@@ -94,7 +109,7 @@ class BudgetPlan:
             BadRequest: refused as the model would refuse it (:meth:`grown`).
             BudgetError: still too large after :data:`PACK_ATTEMPTS` packs.
         """
-        budget = self.first(system, tools)
+        budget = self.first(system, tools, step)
         for _ in range(PACK_ATTEMPTS - 1):
             try:
                 return await begin(budget), budget
