@@ -353,6 +353,39 @@ async def test_beta_query_and_headers_are_accepted(store: Store) -> None:
     assert answer.status_code == 200 and answer.json()["content"][0]["text"] == "Again."
 
 
+async def test_claude_codes_mid_conversation_system_message_keeps_its_place(store: Store) -> None:
+    """Claude Code (2.1, ``mid-conversation-system`` beta) sends a system message after the prompt on
+    every request; tierwise refused it with 400 and Claude Code exited on its first call."""
+    model = ScriptedModel("hello")
+    svc = Service(store, model)
+    skills = "The following agent types and skills are available: general-purpose, Explore."
+    body = {
+        "model": "claude-opus-4-8",
+        "max_tokens": 64000,
+        "system": [{"type": "text", "text": "You are Claude Code.", "cache_control": {"type": "ephemeral"}}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "<system-reminder>Today is Friday.</system-reminder>"},
+                    {"type": "text", "text": "run echo hello", "cache_control": {"type": "ephemeral"}},
+                ],
+            },
+            {"role": "system", "content": skills},
+        ],
+    }
+    headers = {"anthropic-version": "2023-06-01", "anthropic-beta": "mid-conversation-system-2026-04-07"}
+    async with svc.http() as http:
+        answer = await http.post("/v1/messages?beta=true", json=body, headers=headers)
+        counted = await http.post("/v1/messages/count_tokens?beta=true", json=body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["content"][0]["text"] == "hello"
+    assert counted.status_code == 200 and counted.json()["input_tokens"] > 0
+    (request,) = model.requests
+    assert [m["role"] for m in request.messages] == ["system", "user", "system"]
+    assert request.messages[-1] == {"role": "system", "content": skills}  # where Claude Code put it
+
+
 async def test_x_api_key_is_checked_when_keys_are_required(store: Store) -> None:
     svc = Service(store, ScriptedModel("Keyed."), require_key=True)
     user = store.create_user("ada", user_id="ada").id

@@ -174,7 +174,7 @@ def test_tool_results_come_first_and_keep_block_content_and_errors() -> None:
         ({"model": "m", "max_tokens": "5", "messages": [{"role": "user", "content": "x"}]}, "max_tokens"),
         ({"model": "m", "max_tokens": 5, "messages": []}, "messages"),
         (
-            {"model": "m", "max_tokens": 5, "messages": [{"role": "system", "content": "x"}]},
+            {"model": "m", "max_tokens": 5, "messages": [{"role": "tool", "content": "x"}]},
             "messages.0.role",
         ),
         ({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": 3}]}, "messages.0.content"),

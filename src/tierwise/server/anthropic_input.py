@@ -51,7 +51,9 @@ MAPPED_FIELDS = frozenset(
 )
 """The request fields the decoder maps; the others are ``Decoded.extra`` (kept, not sent upstream)."""
 
-_ROLES = ("user", "assistant")
+_ROLES = ("user", "assistant", "system")
+"""A message's roles: ``system`` in the conversation too (the ``mid-conversation-system`` beta, which
+Claude Code sends on every request: a message listing its agents and skills after the prompt)."""
 
 
 class InvalidRequest(Exception):
@@ -283,14 +285,16 @@ def _message(message: Any, where: str) -> list[dict[str, Any]]:
     role = message.get("role")
     if role not in _ROLES:
         raise InvalidRequest(
-            f"{where}.role: Input should be 'user' or 'assistant' (got {role!r}); the Messages API takes "
-            "the system prompt as the top-level 'system' parameter"
+            f"{where}.role: Input should be 'user', 'assistant' or 'system' (got {role!r}); the Messages "
+            "API takes the system prompt as the top-level 'system' parameter"
         )
     content = message.get("content")
     if isinstance(content, str):
         return [{"role": role, "content": content}]
     if not isinstance(content, list):
         raise InvalidRequest(f"{where}.content: Input should be a string or a list of content blocks")
+    if role == "system":  # kept where the client put it, as /v1/chat/completions keeps one (decision 69)
+        return [{"role": "system", "content": _parts(content, f"{where}.content")}]
     if role == "assistant":
         return [_assistant(content, f"{where}.content")]
     results: list[dict[str, Any]] = []
