@@ -86,6 +86,7 @@ def test_fields_are_mapped_or_left_out() -> None:
             "include": ["reasoning.encrypted_content"],
             "previous_response_id": None,
             "metadata": {"k": "v"},
+            "client_metadata": {"originator": "codex_exec"},  # Codex CLI's: api.openai.com refuses it
             "unknown_field": 1,
         }
     )
@@ -97,7 +98,10 @@ def test_fields_are_mapped_or_left_out() -> None:
     assert body["response_format"] == {"type": "json_schema", "json_schema": {"name": "x", "schema": {}}}
     assert body["reasoning_effort"] == "low"
     assert body["metadata"] == {"k": "v"} and body["unknown_field"] == 1  # forwarded as sent
-    assert not {"store", "include", "input", "instructions", "text", "reasoning"} & body.keys()
+    assert (
+        not {"store", "include", "input", "instructions", "text", "reasoning", "client_metadata"}
+        & body.keys()
+    )
 
 
 def test_allowed_tools_choice_and_a_missing_input() -> None:

@@ -23,8 +23,8 @@ The engine's conversation is OpenAI chat-format messages, so a Responses body is
   ``tools``).
 - ``max_output_tokens`` → ``max_completion_tokens``, ``text.format`` → ``response_format``,
   ``text.verbosity`` → ``verbosity``, ``reasoning.effort`` → ``reasoning_effort``; what only the
-  Responses API means (``store``, ``include``, ``previous_response_id``, ``truncation``…) is not
-  forwarded; anything else is, as sent.
+  Responses API means (``store``, ``include``, ``previous_response_id``, ``truncation``,
+  ``client_metadata``…) is not forwarded; anything else is, as sent.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ _OWN = frozenset(
         "tool_choice",
         "max_output_tokens",
         "top_logprobs",
+        "client_metadata",  # Codex CLI's (0.171): a strict Chat Completions server refuses it
     }
 )
 
