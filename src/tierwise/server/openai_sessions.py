@@ -68,7 +68,7 @@ from tierwise.server.openai_history import diverged as _diverged
 from tierwise.server.openai_history import entity_id, resent, session_title
 from tierwise.server.openai_params import answer_message
 from tierwise.server.openai_recall import Retrieval
-from tierwise.server.spent import Spent, record_upkeep
+from tierwise.server.spent import Spent, record_spend, record_upkeep
 from tierwise.store.errors import NotFoundError
 from tierwise.store.models import new_id, utcnow
 from tierwise.summarize.llm import LLMSummarizer
@@ -380,8 +380,7 @@ class Sessions:
     def _set_type(self, user: str, chat_id: str, context_type: str) -> None:
         """Mark a session's chat active or an earlier branch, stored or not stored yet."""
         with self._guard:
-            creating = self._creating.get((user, chat_id))
-            if creating is not None:  # not stored yet: it will be, as this
+            if (creating := self._creating.get((user, chat_id))) is not None:  # stored later, as this
                 creating["context_type"] = context_type
                 return
         self.store.update_chat(user, chat_id, context_type=context_type)
@@ -588,26 +587,14 @@ class Sessions:
                     )
                 store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
                 store.add_tokens_used(user, chat_id, spent.total_tokens)
-                self._record_spend(user, chat_id, spent)
+                record_spend(self.engine, user, chat_id, spent)
         except Exception:
             # The upstream answered (and billed): its spending is recorded even though the turn's
             # messages were not stored (all of the batch was rolled back), so limits still hold.
             try:
                 with store.batch(savepoints=False):
                     store.audit(user, "turn", chat_id=chat_id, checksum=checksum, details=details)
-                    self._record_spend(user, chat_id, spent)
+                    record_spend(self.engine, user, chat_id, spent)
             except Exception:
                 log.exception("recording the spending of session %s failed", prepared.key)
             raise
-
-    def _record_spend(self, user: str, chat_id: str, spent: Spent) -> None:
-        """The cost guard's record of a turn's spending (nothing without a guard)."""
-        guard = self.engine.guard
-        if guard is not None:
-            guard.record(
-                user,
-                chat_id,
-                tokens=spent.total_tokens,
-                dollars=spent.dollars,
-                cached_tokens=spent.cached_tokens,
-            )

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from tierwise.chat.engine import ChatEngine
     from tierwise.memory.persist import ChatMemory
 
-__all__ = ["Spent", "record_upkeep", "spent_of"]
+__all__ = ["Spent", "record_spend", "record_upkeep", "spent_of"]
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,14 @@ def spent_of(engine: ChatEngine, usage: Usage | None, prompt_tokens: int, respon
         saved,
         usage.details,
     )
+
+
+def record_spend(engine: ChatEngine, user: str, chat_id: str, spent: Spent) -> None:
+    """The cost guard's record of a turn's spending (nothing without a guard)."""
+    if engine.guard is not None:
+        engine.guard.record(
+            user, chat_id, tokens=spent.total_tokens, dollars=spent.dollars, cached_tokens=spent.cached_tokens
+        )
 
 
 def record_upkeep(
