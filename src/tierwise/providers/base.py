@@ -47,6 +47,7 @@ __all__ = [
     "Fallback",
     "ModelRequest",
     "ModelResponse",
+    "Native",
     "Provider",
     "Retry",
     "SyncCompletion",
@@ -183,6 +184,13 @@ class ChoiceDelta:
     (``refusal``…) and ``logprobs`` the piece's log probabilities; another index is a further choice
     (``n`` > 1), relayed whole: its ``delta``, ``logprobs`` and ``finish_reason`` as they came. The
     OpenAI-compatible endpoint relays these; everything else ignores them.
+
+    An upstream of another wire sends here what its answer holds beyond text and calls, as a list
+    under the field the decoded conversation keeps it in, so it is stored on the answer and sent
+    back to an upstream of that wire next turn: a Responses upstream's other output items
+    (``reasoning`` with its ``encrypted_content``…) as ``{"response_items": [item]}``, an Anthropic
+    upstream's ``thinking`` / ``redacted_thinking`` blocks with their signatures as
+    ``{"thinking_blocks": [block]}``; pieces of a list field add up.
     """
 
     index: int
@@ -223,6 +231,23 @@ def is_output(event: Event) -> bool:
 
 
 @dataclass(frozen=True)
+class Native:
+    """The client's request in its own wire format, for an upstream that speaks the same one.
+
+    The conversation, tools and the fields tierwise reads are in :class:`ModelRequest` (OpenAI's
+    chat shape, as the store keeps them); ``fields`` are the rest of the client's body as sent, in
+    its wire's names (Anthropic's ``thinking``, ``top_k``; the Responses API's ``reasoning``,
+    ``include``…) and ``headers`` the request headers its wire defines (``anthropic-version``,
+    ``anthropic-beta``). A provider whose :attr:`Provider.wire` is ``wire`` sends them as they came;
+    any other leaves them out (it could not read them).
+    """
+
+    wire: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ModelRequest:
     """What is sent to a model: OpenAI-format messages and tool definitions, and sampling limits.
 
@@ -234,7 +259,9 @@ class ModelRequest:
     ``"none"``, ``"auto"``, ``"required"`` or OpenAI's named choice (``{"type": "function", …}``).
     ``params`` are further request fields in OpenAI's names (``response_format``, ``n``, ``stop``,
     ``seed``, ``max_completion_tokens``, …), sent as given by an OpenAI-compatible provider (the
-    OpenAI-compatible endpoint forwards its client's this way); other providers ignore them.
+    OpenAI-compatible endpoint forwards its client's this way); a provider of another wire sends
+    the ones its wire has a name for. ``native`` is the client's request in its own wire format,
+    when that is not Chat Completions (:class:`Native`).
     """
 
     messages: list[dict[str, Any]]
@@ -245,6 +272,7 @@ class ModelRequest:
     tool_choice: str | Mapping[str, Any] | None = None
     cache_breakpoints: tuple[int, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
+    native: Native | None = None
 
 
 @dataclass(frozen=True)
@@ -283,10 +311,14 @@ class Provider(ABC):
     Attributes:
         name: a short label for logs and reports ("openai-compat", "scripted", …).
         model: the default model, used when a request names none (``None`` if the provider has none).
+        wire: the wire format it speaks upstream: ``"chat"`` (Chat Completions, and every provider
+            that is not a server: they read the request as it is), ``"responses"`` or
+            ``"anthropic"``. A request's :attr:`ModelRequest.native` of the same wire is sent as it came.
     """
 
     name: str = "provider"
     model: str | None = None
+    wire: str = "chat"
 
     @abstractmethod
     def stream(self, request: ModelRequest) -> AsyncIterator[Event]:

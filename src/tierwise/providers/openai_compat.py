@@ -22,36 +22,29 @@ retrying otherwise: the ``/v1`` gateway retries only what its client cannot see.
 
 from __future__ import annotations
 
-import asyncio
-import copy
 import json
 import logging
-import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletionChunk
 
-from tierwise.providers import base
 from tierwise.providers.base import (
     ChoiceDelta,
     Done,
     Event,
     ModelRequest,
-    Provider,
-    Retry,
     TextDelta,
     ToolCall,
     ToolCallDelta,
     Usage,
-    aclose,
 )
 from tierwise.providers.cache_hints import with_cache_hints
 from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, error_detail
-from tierwise.providers.fallback import chain
-from tierwise.providers.retry import RetryPolicy, is_retryable_status, parse_retry_after
+from tierwise.providers.http import HTTPProvider
+from tierwise.providers.retry import is_retryable_status, parse_retry_after
 from tierwise.providers.settings import ProviderSettings
 
 __all__ = ["OpenAICompatProvider", "provider_error"]
@@ -153,27 +146,22 @@ def _choice_delta(choice: Any, *, whole: bool) -> ChoiceDelta:
     return ChoiceDelta(choice.index, delta, logprobs, choice.finish_reason if whole else None)
 
 
-class OpenAICompatProvider(Provider):
+class OpenAICompatProvider(HTTPProvider[openai.AsyncOpenAI]):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
 
     Settings come from ``settings`` (default: ``ProviderSettings.load()``, i.e. the ``TIERWISE_*``
-    environment, read now); keyword arguments override them.
+    environment, read now); keyword arguments override them (:class:`~tierwise.providers.http.HTTPProvider`).
 
     Args:
         settings: the provider settings; ``None`` reads the environment.
-        base_url: e.g. ``https://openrouter.ai/api/v1`` or ``http://localhost:11434/v1``.
-        api_key: the key, if the server needs one.
-        model: the default model (a request's ``model`` overrides it).
-        fallback_models: tried in order when the model fails before answering.
-        timeout: seconds per request.
-        max_retries: retries per model of 408 / 429 / 5xx / timeouts / connection errors.
-        retry_policy: overrides ``max_retries`` and the settings' delays (tests use tiny delays).
         max_tokens_param: the request field for ``max_tokens`` (``"max_completion_tokens"`` for
             OpenAI's reasoning models).
         cache_hints: mark each request's ``cache_breakpoints`` with Anthropic-style ``cache_control``
             parts (:mod:`~tierwise.providers.cache_hints`), for upstreams that cache only at explicit
             breakpoints; default ``TIERWISE_CACHE_HINTS`` (off).
         client: an ``openai.AsyncOpenAI`` to use instead of building one (its retries are turned off).
+        **options: ``base_url``, ``api_key``, ``model``, ``fallback_models``, ``timeout``,
+            ``max_retries``, ``retry_policy`` (:class:`~tierwise.providers.http.HTTPProvider`).
 
     Raises:
         ProviderNotConfigured: no base URL or no model.
@@ -186,100 +174,33 @@ class OpenAICompatProvider(Provider):
     """
 
     name = "openai-compat"
+    wire = "chat"
 
     def __init__(
         self,
         settings: ProviderSettings | None = None,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        model: str | None = None,
-        fallback_models: Sequence[str] | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        retry_policy: RetryPolicy | None = None,
         max_tokens_param: str = "max_tokens",
         client: openai.AsyncOpenAI | None = None,
         cache_hints: bool | None = None,
+        **options: Any,
     ) -> None:
-        settings = settings if settings is not None else ProviderSettings.load()
-        overrides: dict[str, Any] = {
-            "base_url": base_url if base_url is not None or client is None else str(client.base_url),
-            "model": model,
-            "fallback_models": list(fallback_models) if fallback_models is not None else None,
-            "timeout": timeout,
-            "max_retries": max_retries,
-            "cache_hints": cache_hints,
-        }
-        settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-        self.base_url, default_model = settings.require()
-        self.model: str = default_model
-        key = settings.api_key.get_secret_value() if settings.api_key is not None else None
-        self._api_key = api_key if api_key is not None else key
-        self.fallback_models = [m for m in settings.fallback_models if m != self.model]
-        self.timeout = settings.timeout
-        self.retry_policy = retry_policy or RetryPolicy(
-            max_retries=settings.max_retries,
-            base_delay=settings.retry_base_delay,
-            max_delay=settings.retry_max_delay,
-        )
+        super().__init__(settings, client=client, cache_hints=cache_hints, **options)
         self.max_tokens_param = max_tokens_param
-        self.cache_hints = settings.cache_hints
-        self._given_client = client.with_options(max_retries=0) if client is not None else None
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
-            weakref.WeakKeyDictionary()
+
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            base_url=self.base_url,
+            api_key=self._api_key or _NO_KEY,
+            timeout=self.timeout,
+            max_retries=0,
         )
 
-    def __repr__(self) -> str:
-        return f"OpenAICompatProvider(base_url={self.base_url!r}, model={self.model!r})"
+    def _without_retries(self, client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
+        return client.with_options(max_retries=0)
 
-    @property
-    def models(self) -> list[str]:
-        """The model and its fallbacks, in the order they are tried."""
-        return [self.model, *self.fallback_models]
-
-    # -- the client ----------------------------------------------------------------------------
-
-    def _client(self) -> openai.AsyncOpenAI:
-        """The SDK client for the running event loop (connection pools cannot cross loops)."""
-        base.check_requests_allowed(self.base_url)
-        if self._given_client is not None:
-            return self._given_client
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = openai.AsyncOpenAI(
-                base_url=self.base_url,
-                api_key=self._api_key or _NO_KEY,
-                timeout=self.timeout,
-                max_retries=0,
-            )
-            self._clients[loop] = client
-        return client
-
-    def with_retry_policy(self, policy: RetryPolicy) -> OpenAICompatProvider:
-        """This provider retrying by ``policy``, on the same connections (the ``/v1`` gateway's way).
-
-        Example:
-            >>> provider = OpenAICompatProvider(base_url="http://localhost:11434/v1", model="llama3.1:8b")
-            >>> provider.with_retry_policy(RetryPolicy(max_retries=0)).retry_policy.max_retries
-            0
-        """
-        twin = copy.copy(self)  # the client cache too: one connection pool per loop for both
-        twin.retry_policy = policy
-        return twin
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections this provider opened on the running loop."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
-
-    async def __aenter__(self) -> OpenAICompatProvider:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+    async def _close_client(self, client: openai.AsyncOpenAI) -> None:
+        await client.close()
 
     async def list_models(self) -> list[str]:
         """The model ids the server offers (``GET /models``)."""
@@ -290,56 +211,7 @@ class OpenAICompatProvider(Provider):
         except openai.OpenAIError as exc:
             raise provider_error(exc, "models") from exc
 
-    # -- streaming -----------------------------------------------------------------------------
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
-        """Stream the answer from the request's model (or the default), then from each fallback.
-
-        Raises:
-            ProviderError: every model failed (``attempts`` lists them), or one failed mid-answer.
-            ModelRequestsBlocked: model requests are disabled and the server is not on loopback.
-        """
-        primary = request.model or self.model
-        models = [primary, *(m for m in self.models if m != primary)]
-        return chain([(m, self._starter(request, m)) for m in models])
-
-    def _starter(self, request: ModelRequest, model: str) -> Callable[[], AsyncIterator[Event]]:
-        return lambda: self._with_retries(request, model)
-
-    async def _with_retries(self, request: ModelRequest, model: str) -> AsyncIterator[Event]:
-        policy = self.retry_policy
-        attempt = 0
-        while True:
-            attempt += 1
-            stream = self._once(request, model)
-            produced = False
-            failure: ProviderError | None = None
-            try:
-                async for event in stream:
-                    produced = True
-                    yield event
-            except ProviderError as exc:
-                if produced or not policy.retries(exc) or attempt > policy.max_retries:
-                    raise
-                failure = exc
-            finally:
-                await aclose(stream)
-            if failure is None:
-                return
-            delay = policy.delay(attempt, failure.retry_after)
-            if delay is None:
-                log.warning("%s asked to wait %.1fs, too long; not retrying", model, failure.retry_after)
-                raise failure
-            log.warning(
-                "model %s failed (attempt %d of %d): %s; retrying in %.2fs",
-                model,
-                attempt,
-                policy.max_retries + 1,
-                failure,
-                delay,
-            )
-            yield Retry(model, attempt, delay, str(failure))
-            await asyncio.sleep(delay)
+    # -- one attempt ---------------------------------------------------------------------------
 
     def _body(self, request: ModelRequest, model: str) -> dict[str, Any]:
         messages = request.messages

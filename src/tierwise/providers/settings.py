@@ -1,7 +1,10 @@
 """Provider settings, read from ``TIERWISE_*`` environment variables when a provider is built.
 
 ==============================  ===============================================================
-``TIERWISE_BASE_URL``           an OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM…)
+``TIERWISE_BASE_URL``           the model server (OpenAI, OpenRouter, Ollama, vLLM…; for ``anthropic``
+                                it defaults to ``https://api.anthropic.com``)
+``TIERWISE_UPSTREAM_API``       the wire format it speaks: ``chat`` (Chat Completions, the default),
+                                ``responses`` (OpenAI's Responses API) or ``anthropic`` (Messages)
 ``TIERWISE_API_KEY``            its key, if it needs one
 ``TIERWISE_MODEL``              the model id
 ``TIERWISE_FALLBACK_MODELS``    models to try in order when the model fails: ``a,b`` or ``["a","b"]``
@@ -32,7 +35,7 @@ Nothing is read at import: ``ProviderSettings()`` reads the environment each tim
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict, SettingsError
@@ -45,6 +48,7 @@ __all__ = ["ProviderSettings"]
 
 _TOKENS_HINT = "; set it to a whole number of tokens, 1 or more (e.g. {})"
 _HINTS = {
+    "upstream_api": "; set it to chat, responses or anthropic",
     "summary_max_tokens": _TOKENS_HINT.format(400),
     "summary_input_tokens": _TOKENS_HINT.format(6000),
 }
@@ -61,6 +65,7 @@ class ProviderSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="TIERWISE_", extra="ignore", frozen=True)
 
     base_url: str | None = None
+    upstream_api: Literal["chat", "responses", "anthropic"] = "chat"
     api_key: SecretStr | None = None
     model: str | None = None
     fallback_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -73,6 +78,13 @@ class ProviderSettings(BaseSettings):
     summary_model: str | None = None
     summary_max_tokens: int = Field(default=400, gt=0)
     summary_input_tokens: int = Field(default=6000, gt=0)
+
+    @field_validator("upstream_api", mode="before")
+    @classmethod
+    def _blank_is_chat(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip().lower() or "chat"
+        return value
 
     @field_validator("base_url", "model", "summary_model", mode="before")
     @classmethod

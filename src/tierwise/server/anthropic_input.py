@@ -37,9 +37,11 @@ __all__ = [
     "MAPPED_FIELDS",
     "Decoded",
     "InvalidRequest",
+    "anthropic_headers",
     "decode_request",
     "for_chat_completions",
     "key_message",
+    "native_fields",
 ]
 
 ANTHROPIC_ONLY = ("thinking_blocks", "is_error")
@@ -58,6 +60,30 @@ Claude Code sends on every request: a message listing its agents and skills afte
 
 class InvalidRequest(Exception):
     """A request Anthropic's API would refuse with 400 ``invalid_request_error``; the message names where."""
+
+
+def native_fields(decoded: Decoded) -> dict[str, Any]:
+    """The request's fields an Anthropic upstream gets as sent (:class:`~tierwise.providers.base.Native`).
+
+    Those the decoder keeps aside (``thinking``, ``top_k``, ``service_tier``…), ``metadata``, and
+    Anthropic's own tools as ``tools`` (the client's function tools come from the pack's tools).
+    """
+    fields = dict(decoded.extra)
+    if decoded.metadata is not None:
+        fields["metadata"] = decoded.metadata
+    if decoded.server_tools:
+        fields["tools"] = list(decoded.server_tools)
+    return fields
+
+
+def anthropic_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The request's ``anthropic-*`` headers (``anthropic-version``, ``anthropic-beta``…), passed on.
+
+    Example:
+        >>> anthropic_headers({"anthropic-beta": "x", "x-api-key": "k", "content-type": "a"})
+        {'anthropic-beta': 'x'}
+    """
+    return {k.lower(): v for k, v in headers.items() if k.lower().startswith("anthropic-")}
 
 
 # -- decoding ----------------------------------------------------------------------------------
@@ -80,6 +106,7 @@ class Decoded:
         temperature: as sent, or ``None``.
         stream: whether the client asked for server-sent events.
         user: ``metadata.user_id``, the end user (it scopes sessions, as OpenAI's ``user`` does).
+        metadata: ``metadata`` as sent (an Anthropic upstream gets it).
         params: OpenAI parameters the upstream gets as they are (``top_p``, ``stop``,
             ``parallel_tool_calls``).
         extra: the request's other fields, as sent (``thinking``, ``top_k``, ``service_tier``…).
@@ -95,6 +122,7 @@ class Decoded:
     temperature: float | None = None
     stream: bool = False
     user: str | None = None
+    metadata: dict[str, Any] | None = None
     params: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -173,6 +201,7 @@ def decode_request(data: Mapping[str, Any], *, needs_max_tokens: bool = True) ->
         temperature=temperature,
         stream=bool(stream),
         user=user,
+        metadata=dict(metadata) if metadata is not None else None,
         params=params,
         extra={k: v for k, v in data.items() if k not in MAPPED_FIELDS},
     )

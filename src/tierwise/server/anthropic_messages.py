@@ -39,14 +39,16 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from tierwise.chat.costguard import BudgetExceeded
 from tierwise.errors import BudgetError, TierwiseError, UserError
-from tierwise.providers.base import ToolCall
+from tierwise.providers.base import Native, ToolCall
 from tierwise.providers.errors import ProviderError
 from tierwise.server.anthropic_input import (
     Decoded,
     InvalidRequest,
+    anthropic_headers,
     decode_request,
     for_chat_completions,
     key_message,
+    native_fields,
 )
 from tierwise.server.errors import ApiError
 from tierwise.server.gateway import (
@@ -177,7 +179,8 @@ async def _inputs(request: Request, decoded: Decoded) -> Inputs:
         temperature=decoded.temperature,
         tool_choice=decoded.tool_choice,
         retrieval=retrieval,
-        outgoing=for_chat_completions,  # thinking blocks and is_error stay stored, not sent
+        outgoing=for_chat_completions,  # another wire's upstream: thinking blocks, is_error stay stored
+        native=Native("anthropic", native_fields(decoded), anthropic_headers(request.headers)),
     )
 
 

@@ -41,7 +41,7 @@ from tierwise.chat.memories import HEAVY_MESSAGES, off_loop
 from tierwise.collector import breathe
 from tierwise.errors import BudgetError, TierwiseError, UserError
 from tierwise.packing.prefix import cache_breakpoints
-from tierwise.providers.base import Event, ModelRequest, ModelResponse, aclose, collect, is_output
+from tierwise.providers.base import Event, ModelRequest, ModelResponse, Native, aclose, collect, is_output
 from tierwise.providers.errors import ProviderError
 from tierwise.server.errors import ApiError
 from tierwise.server.openai_budget import BudgetPlan, plan_budget
@@ -211,8 +211,11 @@ class Inputs:
         tool_choice: the tool choice, as sent (Chat Completions' shape).
         retrieval: tierwise's retrieval tools for this request (called per packing attempt), or
             ``None`` for none.
-        outgoing: the pack's messages as the upstream's wire takes them (a client wire's fields an
-            OpenAI-compatible upstream cannot read left out), or ``None``: as packed.
+        outgoing: the pack's messages as an upstream of another wire takes them (the client wire's
+            fields it cannot read left out), or ``None``: as packed.
+        native: the client's request in its own wire, for an upstream of the same kind
+            (:class:`~tierwise.providers.base.Native`; ``None`` for Chat Completions, whose fields
+            are ``params``). Its ``wire`` is the client's wire (``"chat"`` without it).
     """
 
     conversation: list[dict[str, Any]]
@@ -225,6 +228,12 @@ class Inputs:
     tool_choice: Any = None
     retrieval: Callable[[], Retrieval | None] | None = None
     outgoing: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
+    native: Native | None = None
+
+    @property
+    def wire(self) -> str:
+        """The client's wire format: ``"chat"``, ``"responses"`` or ``"anthropic"``."""
+        return self.native.wire if self.native is not None else "chat"
 
 
 class Exchange:
@@ -331,8 +340,11 @@ async def open_exchange(request: Request, user: str, inputs: Inputs) -> Exchange
     )
     (pack, retrieval), budget = await inputs.plan.pack(begin, system, tools, step)  # grown if it must be
     recalling = retrieval if retrieval is not None and retrieval.offered else None
+    provider = gateway_provider(engine.provider, request.headers)  # retries only what the client cannot see
+    # Translated only when client and upstream speak different wires: the same one gets it as it came.
+    translate = inputs.outgoing is not None and provider.wire != inputs.wire
     upstream = ModelRequest(
-        messages=inputs.outgoing(pack.messages) if inputs.outgoing is not None else pack.messages,
+        messages=inputs.outgoing(pack.messages) if translate and inputs.outgoing else pack.messages,
         tools=pack.tools,
         model=engine.model,
         temperature=inputs.temperature,
@@ -340,13 +352,13 @@ async def open_exchange(request: Request, user: str, inputs: Inputs) -> Exchange
         # (the guide's system message, when there is one, is in the stable part after the client's)
         cache_breakpoints=cache_breakpoints(pack.messages, system=len(system or ())),
         params=inputs.params,  # as sent: max_tokens only if the client set it
+        native=inputs.native,
     )
     headers = {
         SESSION_HEADER: session_header(inputs.key),
         PACK_TOKENS_HEADER: str(pack.tokens),
         "X-Tierwise-Chat": pack.chat_id,
     }
-    provider = gateway_provider(engine.provider, request.headers)  # retries only what the client cannot see
     if recalling is not None:  # tierwise answers its own tools' calls, in rounds, out of the client's sight
         stream = recalling.answer(provider, upstream, pack, budget)
     else:

@@ -455,6 +455,8 @@ def _assemble(pieces: Sequence[ChoiceDelta], *, whole: bool) -> dict[str, Any]:
                 _add_calls(calls, value)
             elif isinstance(value, str) and isinstance(message.get(key), str):
                 message[key] += value
+            elif isinstance(value, list) and isinstance(message.get(key), list):  # carried items
+                message[key] = [*message[key], *value]
             else:
                 message[key] = value
         if piece.logprobs is not None:

@@ -44,6 +44,7 @@ __all__ = [
     "chat_tool_choice",
     "for_chat_completions",
     "input_messages",
+    "native_fields",
 ]
 
 CARRIED = "response_items"
@@ -309,6 +310,24 @@ def chat_body(
     if isinstance(reasoning, Mapping) and reasoning.get("effort") is not None:
         body["reasoning_effort"] = reasoning["effort"]
     return body
+
+
+_REBUILT = frozenset({"input", "instructions", "previous_response_id", "conversation", "stream", "model"})
+"""What a Responses upstream gets from the pack, not from the body: the conversation, the model, streaming."""
+
+
+def native_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The body's fields a Responses upstream gets as sent (:class:`~tierwise.providers.base.Native`).
+
+    All but the conversation (``input``, ``instructions``, ``previous_response_id``, ``conversation``:
+    the pack replaces them), ``model`` and ``stream``. ``tools`` and ``tool_choice`` are among them,
+    for the tools only the Responses API runs (``web_search``…), which only such an upstream answers.
+
+    Example:
+        >>> native_fields({"input": "Hi", "model": "m", "reasoning": {"effort": "low"}, "store": False})
+        {'reasoning': {'effort': 'low'}, 'store': False}
+    """
+    return {k: v for k, v in data.items() if k not in _REBUILT}
 
 
 def for_chat_completions(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 
 from tierwise.errors import TierwiseError
-from tierwise.providers.base import Done, Event, ModelResponse, TextDelta, ToolCall, ToolCallDelta
+from tierwise.providers.base import Done, Event, ModelResponse, Native, TextDelta, ToolCall, ToolCallDelta
 from tierwise.server.gateway import (
     SESSION_HEADER,
     Exchange,
@@ -54,7 +54,7 @@ from tierwise.server.openai_pairs import check_pairs, check_tool_results
 from tierwise.server.openai_params import BadRequest, answer_message, check_tool_choice, parse_body, read_body
 from tierwise.server.openai_upstream import failure
 from tierwise.server.openai_validate import MessagesInvalid, validate_request
-from tierwise.server.responses_input import ResponsesRequest, chat_body, for_chat_completions
+from tierwise.server.responses_input import ResponsesRequest, chat_body, for_chat_completions, native_fields
 from tierwise.server.spent import Spent
 
 __all__ = ["KEPT", "KEPT_MESSAGES", "ResponseLog", "ResponsesRequest", "Stored", "router"]
@@ -158,7 +158,11 @@ async def create_response(request: Request) -> Response:
     except RecursionError:
         return openai_error(400, "the body is nested too deep; flatten it", code="invalid_json")
     try:
-        inputs = replace(await chat_inputs(request, body, chat), outgoing=for_chat_completions)
+        inputs = replace(
+            await chat_inputs(request, body, chat),
+            outgoing=for_chat_completions,  # for an upstream of another wire: reasoning items stay stored
+            native=Native("responses", native_fields(data)),
+        )
         if previous is not None and not request.headers.get(SESSION_HEADER):
             inputs = replace(inputs, key=previous.key)  # the session the response belongs to
         exchange = await open_exchange(request, user, inputs)

@@ -1,0 +1,223 @@
+"""What every provider that talks to a model server over HTTP shares: settings, retries, fallbacks.
+
+:class:`HTTPProvider` reads :class:`~tierwise.providers.settings.ProviderSettings` (the ``TIERWISE_*``
+environment unless given), keeps one SDK client per event loop (connection pools cannot cross
+loops), and streams a request from its model, retrying failures that a retry can fix while nothing
+of the answer has been streamed (:class:`~tierwise.providers.retry.RetryPolicy`, honouring
+``Retry-After``), then from each fallback model (:func:`~tierwise.providers.fallback.chain`). A
+subclass speaks one wire format: it builds its SDK client (:meth:`HTTPProvider._new_client`) and
+sends one attempt (:meth:`HTTPProvider._once`), raising
+:class:`~tierwise.providers.errors.ProviderError` for every failure.
+
+- :class:`~tierwise.providers.openai_compat.OpenAICompatProvider` (``wire = "chat"``):
+  ``/chat/completions``, OpenAI and every server that copies it;
+- :class:`~tierwise.providers.responses_api.ResponsesProvider` (``"responses"``): OpenAI's
+  ``/responses``;
+- :class:`~tierwise.providers.anthropic_api.AnthropicProvider` (``"anthropic"``): Anthropic's
+  ``/v1/messages``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import weakref
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Generic, Self, TypeVar
+
+from tierwise.providers import base
+from tierwise.providers.base import Event, ModelRequest, Provider, Retry, aclose
+from tierwise.providers.errors import ProviderError
+from tierwise.providers.fallback import chain
+from tierwise.providers.retry import RetryPolicy
+from tierwise.providers.settings import ProviderSettings
+
+__all__ = ["HTTPProvider"]
+
+log = logging.getLogger(__name__)
+
+ClientT = TypeVar("ClientT")
+
+
+class HTTPProvider(Provider, Generic[ClientT]):
+    """A model behind an HTTP API, with retries and fallbacks; subclasses speak one wire format.
+
+    Settings come from ``settings`` (default: ``ProviderSettings.load()``, i.e. the ``TIERWISE_*``
+    environment, read now); keyword arguments override them.
+
+    Args:
+        settings: the provider settings; ``None`` reads the environment.
+        base_url: the server's base URL.
+        api_key: the key, if the server needs one.
+        model: the default model (a request's ``model`` overrides it).
+        fallback_models: tried in order when the model fails before answering.
+        timeout: seconds per request.
+        max_retries: retries per model of 408 / 429 / 5xx / timeouts / connection errors.
+        retry_policy: overrides ``max_retries`` and the settings' delays (tests use tiny delays).
+        cache_hints: mark each request's ``cache_breakpoints`` on the wire (what that means is the
+            subclass's); default ``TIERWISE_CACHE_HINTS`` (off).
+        client: an SDK client to use instead of building one (its retries are turned off).
+
+    Raises:
+        ProviderNotConfigured: no base URL or no model.
+        InputError: a ``TIERWISE_*`` variable has a bad value.
+    """
+
+    default_base_url: str | None = None
+    """The base URL when neither the settings nor the arguments give one (``None``: it is required)."""
+
+    def __init__(
+        self,
+        settings: ProviderSettings | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str | None = None,
+        fallback_models: Sequence[str] | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        retry_policy: RetryPolicy | None = None,
+        client: ClientT | None = None,
+        cache_hints: bool | None = None,
+    ) -> None:
+        settings = settings if settings is not None else ProviderSettings.load()
+        given_url = (
+            base_url if base_url is not None or client is None else str(getattr(client, "base_url", ""))
+        )
+        overrides: dict[str, Any] = {
+            "base_url": given_url or (None if settings.base_url else self.default_base_url),
+            "model": model,
+            "fallback_models": list(fallback_models) if fallback_models is not None else None,
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "cache_hints": cache_hints,
+        }
+        settings = settings.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+        self.base_url, default_model = settings.require()
+        self.model: str = default_model
+        key = settings.api_key.get_secret_value() if settings.api_key is not None else None
+        self._api_key = api_key if api_key is not None else key
+        self.fallback_models = [m for m in settings.fallback_models if m != self.model]
+        self.timeout = settings.timeout
+        self.retry_policy = retry_policy or RetryPolicy(
+            max_retries=settings.max_retries,
+            base_delay=settings.retry_base_delay,
+            max_delay=settings.retry_max_delay,
+        )
+        self.cache_hints = settings.cache_hints
+        self._given_client = self._without_retries(client) if client is not None else None
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, ClientT] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+
+    @property
+    def models(self) -> list[str]:
+        """The model and its fallbacks, in the order they are tried."""
+        return [self.model, *self.fallback_models]
+
+    # -- the client ----------------------------------------------------------------------------
+
+    @abstractmethod
+    def _new_client(self) -> ClientT:
+        """A new SDK client for the running event loop, its own retries off."""
+
+    @abstractmethod
+    def _without_retries(self, client: ClientT) -> ClientT:
+        """``client`` with its own retries turned off (they are this provider's)."""
+
+    @abstractmethod
+    async def _close_client(self, client: ClientT) -> None:
+        """Close ``client``'s connections."""
+
+    def _client(self) -> ClientT:
+        """The SDK client for the running event loop (connection pools cannot cross loops)."""
+        base.check_requests_allowed(self.base_url)
+        if self._given_client is not None:
+            return self._given_client
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = self._new_client()
+        return client
+
+    def with_retry_policy(self, policy: RetryPolicy) -> Self:
+        """This provider retrying by ``policy``, on the same connections (the ``/v1`` gateway's way)."""
+        twin = copy.copy(self)  # the client cache too: one connection pool per loop for both
+        twin.retry_policy = policy
+        return twin
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections this provider opened on the running loop."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await self._close_client(client)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- streaming -----------------------------------------------------------------------------
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+        """Stream the answer from the request's model (or the default), then from each fallback.
+
+        Raises:
+            ProviderError: every model failed (``attempts`` lists them), or one failed mid-answer.
+            ModelRequestsBlocked: model requests are disabled and the server is not on loopback.
+        """
+        primary = request.model or self.model
+        models = [primary, *(m for m in self.models if m != primary)]
+        return chain([(m, self._starter(request, m)) for m in models])
+
+    def _starter(self, request: ModelRequest, model: str) -> Callable[[], AsyncIterator[Event]]:
+        return lambda: self._with_retries(request, model)
+
+    async def _with_retries(self, request: ModelRequest, model: str) -> AsyncIterator[Event]:
+        policy = self.retry_policy
+        attempt = 0
+        while True:
+            attempt += 1
+            stream = self._once(request, model)
+            produced = False
+            failure: ProviderError | None = None
+            try:
+                async for event in stream:
+                    produced = True
+                    yield event
+            except ProviderError as exc:
+                if produced or not policy.retries(exc) or attempt > policy.max_retries:
+                    raise
+                failure = exc
+            finally:
+                await aclose(stream)
+            if failure is None:
+                return
+            delay = policy.delay(attempt, failure.retry_after)
+            if delay is None:
+                log.warning("%s asked to wait %.1fs, too long; not retrying", model, failure.retry_after)
+                raise failure
+            log.warning(
+                "model %s failed (attempt %d of %d): %s; retrying in %.2fs",
+                model,
+                attempt,
+                policy.max_retries + 1,
+                failure,
+                delay,
+            )
+            yield Retry(model, attempt, delay, str(failure))
+            await asyncio.sleep(delay)
+
+    @abstractmethod
+    def _once(self, request: ModelRequest, model: str) -> AsyncIterator[Event]:
+        """One attempt on ``model``: send the request, translate its answer into events.
+
+        Raises:
+            ProviderError: every failure, with ``unanswered`` set when no byte of the answer came.
+        """
