@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from tierwise.server.openai_params import BadRequest
-from tierwise.server.responses_input import chat_body, input_messages
+from tierwise.server.responses_input import ResponsesRequest, chat_body, input_messages
 
 FLAT = {
     "type": "function",
@@ -135,3 +136,15 @@ def test_the_response_log_forgets_the_oldest_past_its_limits() -> None:
     assert [kept.get("u", f"resp_{n}") is not None for n in range(5)] == [False] * 4 + [True]
     kept.put(stored(5, 30))  # the newest is kept, however long
     assert kept.get("u", "resp_5") is not None and kept.get("u", "resp_4") is None
+
+
+def test_declared_fields_are_checked_as_the_document_states_them() -> None:
+    # Found by schemathesis: ``store: {}`` was answered 200, ``input: []`` (the schema allowed it) 400.
+    for field, value in (("store", {}), ("stream", 1), ("max_output_tokens", "5"), ("temperature", "1")):
+        with pytest.raises(ValidationError) as caught:
+            chat_body({"input": "Hi", field: value})
+        assert caught.value.errors()[0]["loc"][0] == field
+    with pytest.raises(ValidationError):
+        chat_body({"input": []})
+    assert ResponsesRequest.model_json_schema()["properties"]["input"]["anyOf"][1]["minItems"] == 1
+    assert chat_body({"input": "Hi", "store": False, "temperature": 1})["messages"][-1]["content"] == "Hi"

@@ -30,9 +30,9 @@ The engine's conversation is OpenAI chat-format messages, so a Responses body is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from tierwise.server.openai_params import BadRequest
 
@@ -76,27 +76,28 @@ _OWN = frozenset(
 
 
 class ResponsesRequest(BaseModel):
-    """The ``POST /v1/responses`` body, as the OpenAPI document shows it (read by :func:`chat_body`).
+    """The ``POST /v1/responses`` body, as the OpenAPI document shows it, checked by :func:`chat_body`.
 
     Other fields are accepted and, unless only the Responses API means them, forwarded as sent.
+    Booleans and numbers are taken only as JSON booleans and numbers, as on Chat Completions.
     """
 
     model_config = ConfigDict(extra="allow")
 
-    input: str | list[dict[str, Any]]
+    input: str | Annotated[list[dict[str, Any]], Field(min_length=1)]
     model: str | None = None
     instructions: str | None = None
     previous_response_id: str | None = None
-    stream: bool | None = False
+    stream: Annotated[bool | None, Strict()] = False
     tools: list[dict[str, Any]] | None = None
     tool_choice: str | dict[str, Any] | None = None
-    max_output_tokens: int | None = Field(default=None, ge=1)
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_output_tokens: Annotated[int | None, Strict(), Field(ge=1)] = None
+    temperature: Annotated[float | None, Strict(), Field(ge=0, le=2)] = None
+    top_p: Annotated[float | None, Strict(), Field(ge=0, le=1)] = None
     metadata: dict[str, str] | None = None
     user: str | None = None
     prompt_cache_key: str | None = None
-    store: bool | None = True
+    store: Annotated[bool | None, Strict()] = True
 
 
 # The tool types (and tool choices) a Chat Completions upstream has: the others are the Responses API's own.
@@ -216,7 +217,10 @@ def input_messages(items: Any) -> list[dict[str, Any]]:
                 message = {"role": role, "content": _content(item.get("content"))}
                 out.append(message)
         elif kind in ("function_call", "custom_tool_call"):
-            assistant(None).setdefault("tool_calls", []).append(_call(item))
+            message = assistant(None)
+            if message.get("content") == "" and "tool_calls" not in message:
+                message["content"] = None  # calls alone: as Chat Completions answers them, and stores them
+            message.setdefault("tool_calls", []).append(_call(item))
         elif kind in ("function_call_output", "custom_tool_call_output"):
             out.append(
                 {"role": "tool", "tool_call_id": item.get("call_id"), "content": _output(item.get("output"))}
@@ -280,9 +284,15 @@ def chat_body(
 
     Raises:
         BadRequest: no ``input``, or one that is not a string or a list of objects.
+        pydantic.ValidationError: a declared field of the wrong type or out of range.
     """
     if "input" not in data or data["input"] is None:
         raise BadRequest(400, "Missing required parameter: 'input'.", "missing_required_parameter", "input")
+    items = data["input"]
+    if not isinstance(items, str | list):
+        raise _bad("input must be a string or a list of items", "input")
+    # The declared fields' types (the items are checked as messages below, a slice at a time).
+    ResponsesRequest.model_validate({**data, "input": items[:1] if isinstance(items, list) else items})
     instructions = data.get("instructions")
     messages: list[dict[str, Any]] = []
     if isinstance(instructions, str) and instructions:
