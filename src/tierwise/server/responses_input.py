@@ -30,9 +30,9 @@ The engine's conversation is OpenAI chat-format messages, so a Responses body is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, ConfigDict, Field, Strict, WithJsonSchema
 
 from tierwise.server.openai_params import BadRequest
 
@@ -75,6 +75,13 @@ _OWN = frozenset(
 )
 
 
+_ToolChoice = Annotated[
+    dict[str, Any],
+    WithJsonSchema({"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}}),
+]
+"""A named tool choice (``{"type": "function", "name": …}``, ``allowed_tools``, a hosted tool's type)."""
+
+
 class ResponsesRequest(BaseModel):
     """The ``POST /v1/responses`` body, as the OpenAPI document shows it, checked by :func:`chat_body`.
 
@@ -90,7 +97,7 @@ class ResponsesRequest(BaseModel):
     previous_response_id: str | None = None
     stream: Annotated[bool | None, Strict()] = False
     tools: list[dict[str, Any]] | None = None
-    tool_choice: str | dict[str, Any] | None = None
+    tool_choice: Literal["none", "auto", "required"] | _ToolChoice | None = None
     max_output_tokens: Annotated[int | None, Strict(), Field(ge=1)] = None
     temperature: Annotated[float | None, Strict(), Field(ge=0, le=2)] = None
     top_p: Annotated[float | None, Strict(), Field(ge=0, le=1)] = None
