@@ -17,10 +17,11 @@ it is given reaches beyond loopback. Both CLIs stream (Codex's Responses client 
 ``-p`` by default), so the runs exercise tierwise's streamed answers on both wires.
 
 Each test checks: the CLI exits 0 and prints the final answer; the command ran (its file exists); the
-upstream's second request carries the command's output as the result of the call it made; tierwise
-stored one chat for the run. A second run continuing the first (``codex exec resume --last``,
-``claude -p --continue``) must continue that chat, not start another. ``-rP`` prints each run's record:
-the CLI's version, its exit code and the requests it made to tierwise.
+upstream's second request carries the command's output as the result of the call it made, and no
+request carries a field Chat Completions refuses; tierwise stored one chat for the run. A second run
+continuing the first (``codex exec resume --last``, ``claude -p --continue``) must continue that chat,
+not start another. ``-rP`` prints each run's record: the CLI's version, its exit code and the requests
+it made to tierwise.
 """
 
 from __future__ import annotations
@@ -68,6 +69,18 @@ MARKER = "made-through-tierwise"
 COMMAND = f"echo {MARKER} > made.txt && cat made.txt"
 """What the scripted upstream asks the CLI's shell tool to run, in the run's working directory."""
 CALL_ID, SECOND_CALL_ID = "call_cli_1", "call_cli_2"
+# fmt: off
+CHAT_COMPLETIONS_FIELDS = frozenset({
+    "model", "messages", "stream", "stream_options", "tools", "tool_choice", "parallel_tool_calls",
+    "temperature", "top_p", "n", "stop", "max_tokens", "max_completion_tokens", "presence_penalty",
+    "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "user", "seed", "response_format",
+    "metadata", "store", "service_tier", "reasoning_effort", "verbosity", "prompt_cache_key",
+    "prompt_cache_retention", "safety_identifier", "modalities", "audio", "prediction", "web_search_options",
+})
+# fmt: on
+"""The request fields api.openai.com's Chat Completions takes: it answers any other with a 400
+("Unrecognized request argument supplied"), so a field only the CLI's own wire knows (Codex's
+``client_metadata``, Claude Code's ``thinking``) must not reach the upstream."""
 
 
 # -- the CLIs -----------------------------------------------------------------------------------------
@@ -256,6 +269,8 @@ def check_round(run: Run, served: Served, upstream: FakeOpenAI, work: Path, tool
     assert [m.get("tool_call_id") for m in results] == [CALL_ID], second["messages"][-3:]
     assert MARKER in _text(results[0].get("content")), results
     assert first.get("stream") is True and second.get("stream") is True
+    for body in upstream.requests:
+        assert set(body) <= CHAT_COMPLETIONS_FIELDS, sorted(set(body) - CHAT_COMPLETIONS_FIELDS)
     chats = served.chats(messages=4)
     assert len(chats) == 1, chats
     assert chats[0]["message_count"] >= 4, chats  # the task, the call, its result, the answer
@@ -272,6 +287,8 @@ def check_second_round(run: Run, served: Served, upstream: FakeOpenAI) -> None:
     results = [m for m in fourth["messages"] if m.get("role") == "tool"]
     assert [m.get("tool_call_id") for m in results] == [CALL_ID, SECOND_CALL_ID], fourth["messages"][-3:]
     assert MARKER in _text(results[1].get("content")), results
+    for body in upstream.requests:
+        assert set(body) <= CHAT_COMPLETIONS_FIELDS, sorted(set(body) - CHAT_COMPLETIONS_FIELDS)
     chats = served.chats(messages=8)
     assert len(chats) == 1, chats
     assert chats[0]["message_count"] >= 8, chats  # two rounds of task, call, result, answer
