@@ -5,7 +5,11 @@ The body is decoded into the Chat Completions body the gateway reads
 through the wire-neutral core (:mod:`tierwise.server.gateway`); the answer is encoded as a
 ``response`` object, or, with ``stream: true``, as the event sequence the official SDK accumulates
 (``response.created`` … ``response.completed``, each with its ``sequence_number``). The upstream
-stays an OpenAI-compatible Chat Completions one.
+may speak Chat Completions (the conversation translated: :func:`for_chat_completions`) or the
+Responses API (sent as it came, with the client's own fields); a Responses upstream's output items
+beyond text and calls (``reasoning`` with its ``encrypted_content``, a hosted tool's call…) reach
+the client as output items where they came, whole, and are stored with the answer for the next turn.
+``custom`` calls become ``custom_tool_call`` items.
 
 A response id (``resp_…``) is a point in a session's conversation: :class:`ResponseLog` keeps, per
 id, the session key, the conversation up to and including that answer, and the response object
@@ -31,7 +35,16 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 
 from tierwise.errors import TierwiseError
-from tierwise.providers.base import Done, Event, ModelResponse, Native, TextDelta, ToolCall, ToolCallDelta
+from tierwise.providers.base import (
+    ChoiceDelta,
+    Done,
+    Event,
+    ModelResponse,
+    Native,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+)
 from tierwise.server.gateway import (
     SESSION_HEADER,
     Exchange,
@@ -54,7 +67,13 @@ from tierwise.server.openai_pairs import check_pairs, check_tool_results
 from tierwise.server.openai_params import BadRequest, answer_message, check_tool_choice, parse_body, read_body
 from tierwise.server.openai_upstream import failure
 from tierwise.server.openai_validate import MessagesInvalid, validate_request
-from tierwise.server.responses_input import ResponsesRequest, chat_body, for_chat_completions, native_fields
+from tierwise.server.responses_input import (
+    CARRIED,
+    ResponsesRequest,
+    chat_body,
+    for_chat_completions,
+    native_fields,
+)
 from tierwise.server.spent import Spent
 
 __all__ = ["KEPT", "KEPT_MESSAGES", "ResponseLog", "ResponsesRequest", "Stored", "router"]
@@ -224,6 +243,7 @@ class _Answer:
         self.message: dict[str, Any] | None = None  # the message item being written
         self.calls: dict[int, dict[str, Any]] = {}  # by the upstream's index, while written
         self.complete: list[ToolCall] = []  # a provider that sends only complete calls
+        self.customs: dict[Any, dict[str, Any]] = {}  # custom calls by the upstream's index, while written
         self.model = exchange.model
         self.sequence = 0
 
@@ -305,12 +325,62 @@ class _Answer:
         self.calls = {}
         return out
 
+    def _carried(self, items: list[Any]) -> list[str]:
+        """Items the upstream answered beyond text and calls (``reasoning``…), whole and as sent.
+
+        A Responses upstream's own output items: the client gets them where they came, before
+        the message they precede, and sends them back next turn.
+        """
+        out = self._close_message() + self._close_calls()
+        for item in items:
+            if not isinstance(item, Mapping):
+                continue
+            out += self._added(dict(item))
+            index = len(self.items) - 1
+            out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
+        return out
+
+    def _custom(self, pieces: list[Any]) -> None:
+        """Pieces of ``custom`` calls (a Chat Completions upstream streams their input in fragments)."""
+        for position, piece in enumerate(pieces):
+            if not isinstance(piece, Mapping):
+                continue
+            index = piece.get("index", position)
+            if piece.get("type") != "custom" and index not in self.customs:  # (a later piece has no type)
+                continue
+            call = self.customs.setdefault(index, {"name": "", "input": ""})
+            call["id"] = call.get("id") or piece.get("id") or ""
+            inner = piece.get("custom") or {}
+            call["name"] = call["name"] or inner.get("name") or ""
+            call["input"] += inner.get("input") or ""
+
+    def _close_customs(self) -> list[str]:
+        out: list[str] = []
+        for call in self.customs.values():
+            item = {
+                "id": _id("ctc"),
+                "type": "custom_tool_call",
+                "status": "completed",
+                "call_id": call["id"],
+            }
+            item |= {"name": call["name"], "input": call["input"]}
+            out += self._added(item)
+            out.append(self._event("response.output_item.done", output_index=len(self.items) - 1, item=item))
+        self.customs = {}
+        return out
+
     def feed(self, event: Event) -> list[str]:
         """The stream events ``event`` makes (the output items updated)."""
         if isinstance(event, TextDelta) and event.text:
             return self._close_calls() + self._text(event.text)
         if isinstance(event, ToolCallDelta):
             return self._call(event)
+        if isinstance(event, ChoiceDelta) and event.index == 0:
+            carried = event.delta.get(CARRIED)
+            if isinstance(event.delta.get("tool_calls"), list):
+                self._custom(event.delta["tool_calls"])
+            if isinstance(carried, list):
+                return self._carried(carried)
         if isinstance(event, ToolCall):
             self.complete.append(event)
         elif isinstance(event, Done) and event.model:
@@ -319,7 +389,7 @@ class _Answer:
 
     def close(self) -> list[str]:
         """The last items' ``…done`` events (calls sent only whole written out first)."""
-        out = self._close_message() + self._close_calls()
+        out = self._close_message() + self._close_calls() + self._close_customs()
         if not any(item["type"] == "function_call" for item in self.items):
             for index, whole in enumerate(self.complete):
                 out += self._call(ToolCallDelta(index, whole.id, whole.name, whole.arguments))
