@@ -297,8 +297,8 @@ def _limit_token_limit(schemas: dict[str, Any], most: int) -> None:
 
 
 def _limit_max_tokens(body: dict[str, Any], window: int) -> None:
-    """Document ``max_tokens`` and ``max_completion_tokens`` as below ``window`` (more is a 400)."""
-    for name in ("max_tokens", "max_completion_tokens"):
+    """Document ``max_tokens``, ``max_completion_tokens`` (``max_output_tokens``) as below ``window``."""
+    for name in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         field = body.get("properties", {}).get(name)
         if not isinstance(field, dict):
             continue

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, WithJsonSchema
 
 from tierwise.server.openai_params import BadRequest
 
@@ -75,8 +75,15 @@ _OWN = frozenset(
 )
 
 
+def _typed(choice: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(choice.get("type"), str):
+        raise ValueError("a tool choice object needs a 'type' (a string)")
+    return choice
+
+
 _ToolChoice = Annotated[
     dict[str, Any],
+    AfterValidator(_typed),
     WithJsonSchema({"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}}),
 ]
 """A named tool choice (``{"type": "function", "name": …}``, ``allowed_tools``, a hosted tool's type)."""
