@@ -44,7 +44,7 @@ __all__ = [
     "native_fields",
 ]
 
-ANTHROPIC_ONLY = ("thinking_blocks", "is_error")
+ANTHROPIC_ONLY = ("thinking_blocks", "server_blocks", "is_error")
 """Fields of a decoded message that only an Anthropic upstream takes (left out for a Chat Completions one)."""
 
 MAPPED_FIELDS = frozenset(

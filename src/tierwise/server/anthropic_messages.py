@@ -5,7 +5,8 @@ An Anthropic client (the official SDKs, LangChain's ``ChatAnthropic``, Claude Co
 ``/v1/chat/completions``: the body is decoded into tierwise's conversation
 (:mod:`tierwise.server.anthropic_input`), the session continued with the same rules (the
 ``X-Tierwise-Session`` header, else the conversation's opening; ``metadata.user_id`` scopes it as
-OpenAI's ``user`` does), packed, sent to the upstream (OpenAI-compatible Chat Completions) and the
+OpenAI's ``user`` does), packed, sent to the upstream (Chat Completions, or Anthropic's Messages API
+with ``TIERWISE_UPSTREAM_API=anthropic``: :mod:`tierwise.providers.anthropic_api`) and the
 answer encoded back as Anthropic's ``message`` or its server-sent events
 (:mod:`tierwise.server.wire_anthropic`). In between is the
 gateway's wire-neutral core (:mod:`tierwise.server.gateway`), the Chat Completions and Responses
@@ -14,8 +15,11 @@ paths' own, so a session is one chat whichever wire continues it.
 - ``max_tokens`` is required by Anthropic's API, so clients send their ceiling (Claude Code: 32,000);
   above the upstream model's output limit it is lowered to that limit, not refused.
 - What only an Anthropic upstream can read (thinking blocks with their signatures, a result's
-  ``is_error``) is stored with the messages and left out of what the Chat Completions upstream gets.
-- ``anthropic-version`` and ``anthropic-beta`` are accepted (nothing in them changes the answer yet);
+  ``is_error``) is stored with the messages and left out of what a Chat Completions upstream gets;
+  an Anthropic upstream gets them, and the request's own fields (``thinking``, ``top_k``…) and
+  ``anthropic-*`` headers as sent. Its answer's thinking blocks reach the client first in the
+  message (:mod:`tierwise.server.wire_anthropic`) and are stored with the answer.
+- ``anthropic-version`` and ``anthropic-beta`` are accepted (passed on to an Anthropic upstream);
   ``?beta=true`` too. A key is read from ``x-api-key`` or ``Authorization: Bearer`` when keys are
   required (:mod:`tierwise.server.auth`). ``HEAD /`` answers 200 (Claude Code probes it).
 - ``count_tokens`` counts with tierwise's tokenizer (``cl100k_base`` unless configured), over the
@@ -75,6 +79,7 @@ from tierwise.server.wire_anthropic import (
     error_body,
     message_object,
     stop_reason,
+    stop_sequence,
     usage_object,
 )
 from tierwise.store.checks import check_json
@@ -291,8 +296,9 @@ async def _events(exchange: Exchange, encoder: StreamEncoder) -> AsyncIterator[s
             for text in encoder.calls(calls):
                 yield text
         response, spent = await exchange.finish()
-        reason = stop_reason(response.finish_reason, bool(response.tool_calls))
-        for text in encoder.finish(reason, _usage(spent)):
+        sequence = stop_sequence(response)
+        reason = stop_reason(response.finish_reason, bool(response.tool_calls), sequence)
+        for text in encoder.finish(reason, _usage(spent), sequence):
             yield text
     finally:
         exchange.end()  # (nothing once the answer is remembered)

@@ -6,7 +6,11 @@ Pure functions and one small stream encoder, no routes (those are
 is a ``message`` object (:func:`message_object`); a stream of provider events is Anthropic's
 server-sent events in its order (:class:`StreamEncoder`): ``message_start``,
 ``content_block_start``, ``ping``, ``content_block_delta`` (``text_delta`` / ``input_json_delta``),
-``content_block_stop``, ``message_delta`` (``stop_reason``, usage), ``message_stop``. Usage counts
+``content_block_stop``, ``message_delta`` (``stop_reason``, usage), ``message_stop``. An Anthropic
+upstream's thinking blocks (``ChoiceDelta(0, {"thinking_blocks": [...]})``, signatures and all) come
+first in the message's content, and streamed as ``content_block_start`` (``thinking``, empty) →
+``thinking_delta`` → ``signature_delta`` → ``content_block_stop`` (``redacted_thinking``: its start,
+whole, and stop); the blocks of Anthropic's own tools (``server_blocks``) likewise whole. Usage counts
 the cache apart (:func:`usage_object`). Errors are ``{"type": "error", "error": {"type",
 "message"}}`` (:func:`error_body`) with Anthropic's type for the status; mid-stream, an ``error`` event.
 """
@@ -17,15 +21,18 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tierwise.providers.base import Event, ModelResponse, TextDelta, ToolCall, ToolCallDelta
+from tierwise.providers.base import ChoiceDelta, Event, ModelResponse, TextDelta, ToolCall, ToolCallDelta
 
 __all__ = [
+    "CARRIED_BLOCKS",
     "StreamEncoder",
+    "carried_blocks",
     "error_body",
     "error_type",
     "message_object",
     "sse",
     "stop_reason",
+    "stop_sequence",
     "tool_input",
     "usage_object",
 ]
@@ -39,6 +46,9 @@ _STOP_REASONS = {
 _ANTHROPIC_REASONS = frozenset(
     {"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"}
 )
+CARRIED_BLOCKS = ("thinking_blocks", "server_blocks")
+"""The answer's fields holding an Anthropic upstream's blocks, whole, in the order they go first."""
+
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -69,8 +79,10 @@ def tool_input(arguments: str) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def stop_reason(finish_reason: str | None, has_calls: bool) -> str:
+def stop_reason(finish_reason: str | None, has_calls: bool, sequence: str | None = None) -> str:
     """OpenAI's ``finish_reason`` as Anthropic's ``stop_reason`` (an Anthropic one passes through).
+
+    ``sequence``: the stop sequence an Anthropic upstream stopped at (``stop`` is then ``stop_sequence``).
 
     Example:
         >>> stop_reason("stop", False), stop_reason("length", False), stop_reason(None, True)
@@ -78,6 +90,8 @@ def stop_reason(finish_reason: str | None, has_calls: bool) -> str:
     """
     if finish_reason in _ANTHROPIC_REASONS:
         return finish_reason
+    if finish_reason == "stop" and sequence and not has_calls:
+        return "stop_sequence"
     if finish_reason == "content_filter":
         return "refusal"
     mapped = _STOP_REASONS.get(finish_reason or "")
@@ -106,8 +120,25 @@ def usage_object(
     }
 
 
+def carried_blocks(extras: Sequence[ChoiceDelta]) -> list[dict[str, Any]]:
+    """An Anthropic upstream's blocks carried in an answer's pieces: thinking first, then server tools'.
+
+    Example:
+        >>> thinking = {"type": "thinking", "thinking": "Hm.", "signature": "s1"}
+        >>> carried_blocks([ChoiceDelta(0, {"thinking_blocks": [thinking]})]) == [thinking]
+        True
+    """
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name in CARRIED_BLOCKS}
+    for extra in extras:
+        if extra.index != 0:
+            continue
+        for name in CARRIED_BLOCKS:
+            found[name] += [dict(b) for b in extra.delta.get(name) or () if isinstance(b, Mapping)]
+    return [block for name in CARRIED_BLOCKS for block in found[name]]
+
+
 def _content(response: ModelResponse) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = []
+    blocks = carried_blocks(response.extras)
     if response.text:
         blocks.append({"type": "text", "text": response.text})
     for call in response.tool_calls:
@@ -115,6 +146,12 @@ def _content(response: ModelResponse) -> list[dict[str, Any]]:
             {"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(call.arguments)}
         )
     return blocks
+
+
+def stop_sequence(response: ModelResponse) -> str | None:
+    """The stop sequence an Anthropic upstream stopped at (its ``stop_sequence``), if it said."""
+    sequence = response.fields.get("stop_sequence")
+    return sequence if isinstance(sequence, str) else None
 
 
 def message_object(
@@ -127,8 +164,10 @@ def message_object(
         "role": "assistant",
         "model": model,
         "content": _content(response),
-        "stop_reason": stop_reason(response.finish_reason, bool(response.tool_calls)),
-        "stop_sequence": None,
+        "stop_reason": stop_reason(
+            response.finish_reason, bool(response.tool_calls), stop_sequence(response)
+        ),
+        "stop_sequence": stop_sequence(response),
         "usage": dict(usage),
     }
 
@@ -217,8 +256,23 @@ class StreamEncoder:
     def _delta(self, index: int, delta: dict[str, Any]) -> str:
         return sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
 
+    def _carried(self, block: Mapping[str, Any]) -> list[str]:
+        """A whole carried block (thinking with its signature, a server tool's) as its events."""
+        if block.get("type") != "thinking":
+            return [*self._begin(dict(block), text=False), *self._stop()]
+        out = self._begin({"type": "thinking", "thinking": "", "signature": ""}, text=False)
+        out.append(
+            self._delta(self._index, {"type": "thinking_delta", "thinking": block.get("thinking", "")})
+        )
+        out.append(
+            self._delta(self._index, {"type": "signature_delta", "signature": block.get("signature", "")})
+        )
+        return out + self._stop()
+
     def event(self, event: Event) -> list[str]:
         """The events ``event`` makes (none for usage, notices and what Anthropic has no place for)."""
+        if isinstance(event, ChoiceDelta):
+            return [text for block in carried_blocks([event]) for text in self._carried(block)]
         if isinstance(event, TextDelta) and event.text:
             out = [] if self._open and self._text else self._begin({"type": "text", "text": ""}, text=True)
             out.append(self._delta(self._index, {"type": "text_delta", "text": event.text}))
@@ -254,7 +308,7 @@ class StreamEncoder:
             out.append(self._delta(self._index, {"type": "input_json_delta", "partial_json": piece}))
         return out
 
-    def finish(self, reason: str, usage: Mapping[str, Any]) -> list[str]:
+    def finish(self, reason: str, usage: Mapping[str, Any], sequence: str | None = None) -> list[str]:
         """The last block's stop, ``message_delta`` (``stop_reason``, usage) and ``message_stop``."""
         out = self._stop()
         if self._index < 0:  # an empty answer is still one (empty) text block, as Anthropic sends it
@@ -262,7 +316,7 @@ class StreamEncoder:
             out += self._stop()
         delta = {
             "type": "message_delta",
-            "delta": {"stop_reason": reason, "stop_sequence": None},
+            "delta": {"stop_reason": reason, "stop_sequence": sequence},
             "usage": dict(usage),
         }
         out.append(sse("message_delta", delta))
