@@ -162,3 +162,37 @@ def test_a_contender_off_the_calls_is_refused(tmp_path: Path, monkeypatch: pytes
         run_cache_benchmark(
             locomo_file(tmp_path), budgets=(None,), productivity=False, console=Console(file=io.StringIO())
         )
+
+
+@pytest.mark.parametrize("window", [1500, 4000])
+def test_each_wire_reaches_the_prefix_reuse_of_chat_completions(window: int) -> None:
+    from tierwise.bench.cache_wires import wire_rows
+
+    chat = productivity_chat(60)  # tool calls and results: function_call items, tool_use blocks
+    rows = {
+        row["wire"]: row for row in wire_rows(chat, str(window), window, COUNTER, ("responses", "anthropic"))
+    }
+    assert list(rows) == ["chat", "responses", "anthropic"]
+    calls = len(model_calls(chat))
+    for wire, row in rows.items():
+        assert row["packs"] == calls and row["endpoint_chats"] == 1, wire  # every call continued one chat
+        assert 0 < row["prefix_reuse"] < 1
+        assert abs(row["vs_chat_points"]) <= 2, (wire, row["prefix_reuse"], rows["chat"]["prefix_reuse"])
+
+
+def test_the_wire_replay_is_a_section_of_the_results(tmp_path: Path) -> None:
+    out = tmp_path / "cache.json"
+    result = run_cache_benchmark(
+        locomo_file(tmp_path),
+        budgets=(700,),
+        productivity=False,
+        out=out,
+        console=Console(file=io.StringIO()),
+        wires=("anthropic",),
+    )
+    assert [row["contender"] for row in result["rows"]] == list(CONTENDERS)  # the existing rows, as before
+    summary = result["wires"]["summary"]
+    assert [(s["chats"], s["wire"]) for s in summary] == [("locomo", "chat"), ("locomo", "anthropic")]
+    assert abs(summary[1]["vs_chat_points"]) <= 2
+    assert json.loads(out.read_text())["wires"] == result["wires"]
+    assert "| locomo (1) | 700 | /v1/messages |" in out.with_suffix(".md").read_text()

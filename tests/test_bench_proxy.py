@@ -41,3 +41,23 @@ def test_a_hostile_neighbour_run_reports_the_others_beside_it(tmp_path: Path) ->
         assert figures["failed"] == 0 and figures["hostile_seconds"] > 0
         beside = figures["added_ms_beside_hostile"]
         assert beside is not None and 0 <= beside["p50"] <= beside["p99"]
+
+
+def test_a_small_run_through_each_wire_beside_the_same_peer(tmp_path: Path) -> None:
+    result = run(
+        clients=2,
+        requests=2,
+        seconds=30,
+        paces={"tiny": Pace(first_ms=1, chunks=3, gap_ms=1)},
+        console=Console(quiet=True),
+        wires=("chat", "responses", "anthropic"),
+    )
+    runs = result["runs"]["tiny"]
+    assert set(runs) == {"pace", "passthrough", "tierwise", "tierwise responses", "tierwise anthropic"}
+    for server in ("tierwise", "tierwise responses", "tierwise anthropic"):
+        assert runs[server]["requests"] == 4 and runs[server]["failed"] == 0, server
+    beside = result["wires"]["tiny"]
+    assert [w["path"] for w in beside.values()] == ["/v1/chat/completions", "/v1/responses", "/v1/messages"]
+    for w in beside.values():
+        assert w["passthrough_p99_ms"] == runs["passthrough"]["added_ms"]["p99"]
+        assert w["p99_over_passthrough_ms"] == round(w["added_p99_ms"] - w["passthrough_p99_ms"], 2)

@@ -288,17 +288,36 @@ def bench_proxy_command(
         int,
         typer.Option(help="A neighbour also posts one conversation of this many messages (e.g. 100001)."),
     ] = 0,
+    wire: Annotated[
+        str,
+        typer.Option(
+            help="The clients' wire: chat, responses, anthropic or all (each beside the same peer)."
+        ),
+    ] = "chat",
 ) -> None:
     """Load the OpenAI-compatible proxy on loopback (fake upstream) beside a bare passthrough peer."""
     from tierwise.bench.proxy import PACES, run
+    from tierwise.bench.wires import parse_wires
 
+    try:
+        wires = parse_wires(wire)
+    except ValueError as exc:
+        raise _fail(f"--wire: {exc}") from None
     if clients < 1 or requests < 1 or seconds <= 0 or hostile < 0:
         raise _fail("--clients and --requests must be at least 1, --seconds above 0, --hostile 0 or more")
     unknown = sorted(set(pace or ()) - set(PACES))
     if unknown:
         raise _fail(f"unknown --pace {', '.join(unknown)}; use {' or '.join(PACES)}")
     paces = {name: PACES[name] for name in pace} if pace else None
-    run(clients=clients, requests=requests, seconds=seconds, paces=paces, out=out, hostile=hostile)
+    run(
+        clients=clients,
+        requests=requests,
+        seconds=seconds,
+        paces=paces,
+        out=out,
+        hostile=hostile,
+        wires=wires,
+    )
 
 
 @bench_app.command("cache")
@@ -317,12 +336,29 @@ def bench_cache_command(
         Path | None,
         typer.Option(help="Also write JSON here, and markdown beside it (e.g. bench/results/cache.json)."),
     ] = None,
+    wire: Annotated[
+        str | None,
+        typer.Option(
+            help="Also replay through the endpoints: chat, responses, anthropic or all (always with chat, "
+            "the reference); prefix reuse per wire side by side."
+        ),
+    ] = None,
+    wire_limit: Annotated[
+        int, typer.Option(help="LoCoMo conversations replayed through the endpoints (0: all).")
+    ] = 1,
 ) -> None:
     """What a chat costs with prompt caching: tierwise vs full history, trim_messages, a stepped window."""
     from tierwise.bench.cache import run_cache_benchmark
+    from tierwise.bench.wires import parse_wires
 
     try:
         _check_encoding(encoding)
+        try:
+            wires = parse_wires(wire) if wire is not None else ()
+        except ValueError as exc:
+            raise InputError(f"--wire: {exc}") from None
+        if wire_limit < 0:
+            raise InputError("--wire-limit must be 0 (all) or more")
         plan: list[int | None] = []
         for raw in budgets.split(","):
             word = raw.strip()
@@ -334,7 +370,15 @@ def bench_cache_command(
                 raise InputError(f"--budgets takes numbers of at least 500 or 'fits', not {word!r}")
         if not data.exists():
             raise InputError(f"no such file: {data}; pass --data PATH to locomo-dev.json")
-        run_cache_benchmark(data, budgets=plan, encoding=encoding, productivity=productivity, out=out)
+        run_cache_benchmark(
+            data,
+            budgets=plan,
+            encoding=encoding,
+            productivity=productivity,
+            out=out,
+            wires=wires,
+            wire_limit=wire_limit or None,
+        )
     except UserError as exc:
         raise _fail(str(exc)) from None
 

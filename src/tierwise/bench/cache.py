@@ -266,11 +266,19 @@ def run_cache_benchmark(
     limit: int | None = None,
     out: Path | None = None,
     console: Console | None = None,
+    wires: Sequence[str] = (),
+    wire_limit: int | None = 1,
 ) -> dict[str, Any]:
     """Replay each chat at each budget with every contender; print and return the figures.
 
     A budget of ``None`` is one the whole chat fits in (its full history's largest pack + 1,000).
+    ``wires`` (``chat``, ``responses``, ``anthropic``): the chats are also replayed through those
+    endpoints and ``/v1/chat/completions`` (:mod:`tierwise.bench.cache_wires`), the first
+    ``wire_limit`` LoCoMo conversations (``None``: all) and the productivity chat; the result's
+    ``wires`` holds their prefix reuse side by side.
     """
+    from tierwise.bench.cache_wires import wire_markdown, wire_rows, wire_summary
+
     console = console or Console()
     counter = get_counter(encoding)
     chats: list[Chat] = []
@@ -279,10 +287,18 @@ def run_cache_benchmark(
     if productivity:
         chats.append(productivity_chat())
     rows: list[dict[str, Any]] = []
+    by_wire: list[dict[str, Any]] = []
+    locomo_seen = 0
     for chat in chats:
+        through_wires = bool(wires)
+        if through_wires and not chat.name.startswith("productivity"):
+            locomo_seen += 1
+            through_wires = wire_limit is None or locomo_seen <= wire_limit
         for raw in budgets:
             whole = counter.count_messages(chat.messages) + counter.count_tools(chat.tools)
             budget = Budget(window=raw if raw is not None else whole + 1000)
+            if through_wires:
+                by_wire.extend(wire_rows(chat, _budget_label(raw), budget.window, counter, wires))
             results = {
                 name: measure(CONTENDER_FUNCS[name](chat, budget, counter), counter) for name in CONTENDERS
             }
@@ -311,23 +327,50 @@ def run_cache_benchmark(
                 rows.append(row)
     summary = _summary(rows)
     _print(summary, console)
-    result = {
+    result: dict[str, Any] = {
         "generated": datetime.now(UTC).isoformat(timespec="seconds"),
         "encoding": encoding,
         "chats": [c.name for c in chats],
         "summary": summary,
         "rows": rows,
     }
+    wire_section = ""
+    if by_wire:
+        result["wires"] = {"summary": wire_summary(by_wire), "rows": by_wire}
+        wire_section = (
+            "\n## Through each endpoint\n\n"
+            "The same chats replayed through tierwise's endpoints, each request in its wire's shape; "
+            "prefix reuse of what the upstream received, and each wire's difference from "
+            "/v1/chat/completions in points.\n\n" + wire_markdown(result["wires"]["summary"])
+        )
+        _print_wires(result["wires"]["summary"], console)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        command = f"tierwise bench cache --out {out}" + (f" --wire {','.join(wires)}" if wires else "")
         out.with_suffix(".md").write_text(
             "# Prompt-cache cost per chat\n\n"
-            f"`tierwise bench cache --out {out}` ({result['generated']}, {encoding}); "
-            "what the columns mean: bench/README.md.\n\n" + markdown(summary),
+            f"`{command}` ({result['generated']}, {encoding}); "
+            "what the columns mean: bench/README.md.\n\n" + markdown(summary) + wire_section,
             encoding="utf-8",
         )
     return result
+
+
+def _print_wires(summary: Sequence[Mapping[str, Any]], console: Console) -> None:
+    table = Table(title="prefix reuse through each endpoint (means over chats)", title_justify="left")
+    for col in ("chats", "budget", "wire", "prefix reuse", "vs chat (points)", "chats made"):
+        table.add_column(col, justify="left" if col in ("chats", "wire") else "right", no_wrap=True)
+    for s in summary:
+        table.add_row(
+            f"{s['chats']} ({s['n']})",
+            s["budget"],
+            s["wire"],
+            f"{s['prefix_reuse']:.1%}",
+            f"{s['vs_chat_points']:+.2f}",
+            str(s["endpoint_chats"]),
+        )
+    console.print(table)
 
 
 def _summary(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

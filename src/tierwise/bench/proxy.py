@@ -19,6 +19,13 @@ server (:class:`ServerClock`: from the ASGI call to the last body byte), which l
 client's work but also the time a request waits before the server reads it. Runs are bounded in
 requests and seconds.
 
+With ``wires`` (``chat``, ``responses``, ``anthropic``), tierwise is measured once per wire in the
+same run: the clients send the same conversations in that wire's shape
+(:func:`tierwise.bench.wires.encode`) to ``/v1/chat/completions``, ``/v1/responses`` or
+``/v1/messages``, streamed, and read that wire's events to its last one; each is set beside the same
+passthrough peer (Chat Completions, measured once per pace). Anthropic's requests carry
+``max_tokens`` 500, the engine's reserve, so every wire packs under the same budget.
+
 Two upstream paces:
 
 - ``model`` — like a fast hosted model: first token after 250 ms, then 40 chunks 15 ms apart
@@ -35,7 +42,7 @@ import json
 import math
 import tempfile
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
@@ -47,6 +54,7 @@ from fastapi.responses import StreamingResponse
 from rich.console import Console
 from rich.table import Table
 
+from tierwise.bench.wires import PATHS, encode, stream_done, stream_text
 from tierwise.budget import Budget
 from tierwise.chat.engine import ChatEngine
 from tierwise.providers.base import Done, Event, ModelRequest, Provider, TextDelta, Usage
@@ -58,6 +66,10 @@ from tierwise.store import Store
 __all__ = ["PACES", "Pace", "TimedUpstream", "passthrough_app", "run"]
 
 TARGET_P99_MS = 10.0
+WIRE_TARGET_P99_MS = 5.0
+"""Issue 31's target for each wire: added p99 at most this at 50 streams, the model pace."""
+RESERVE = 500
+"""The engine's reserve, and the ``max_tokens`` an Anthropic client sends (the same budget on each wire)."""
 
 
 @dataclass(frozen=True)
@@ -184,8 +196,10 @@ class _Connection:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
-    async def post_stream(self, path: str, body: bytes, headers: Mapping[str, str]) -> list[str]:
-        """POST ``body``; the ``data:`` payloads of the streamed answer up to ``[DONE]``.
+    async def post_stream(
+        self, path: str, body: bytes, headers: Mapping[str, str], wire: str = "chat"
+    ) -> list[str]:
+        """POST ``body``; the ``data:`` payloads of the streamed answer up to ``wire``'s last event.
 
         Raises:
             ConnectionError: the connection closed early, or the status was not 200.
@@ -215,9 +229,10 @@ class _Connection:
             pending += data[:-2]
             *events, pending = pending.split(b"\n\n")
             for event in events:
-                if event.startswith(b"data: "):
-                    payload = event[6:].decode()
-                    if payload == "[DONE]":
+                data = event[6:] if event.startswith(b"data: ") else event.partition(b"\ndata: ")[2]
+                if data:
+                    payload = data.decode()
+                    if stream_done(wire, payload):
                         await self._drain(reader)
                         return payloads
                     payloads.append(payload)
@@ -244,6 +259,7 @@ async def _client(
     requests: int,
     deadline: float,
     out: list[tuple[str, int, float, float]],
+    wire: str = "chat",
 ) -> None:
     history: list[dict[str, str]] = [{"role": "system", "content": "You are a concise assistant."}]
     for turn in range(10):
@@ -257,20 +273,18 @@ async def _client(
             if time.monotonic() > deadline:
                 return
             question = f"client {index} request {n}: what is left?"
-            body = {
-                "model": "any",
-                "stream": True,
-                "messages": [*history, {"role": "user", "content": question}],
-            }
+            messages = [*history, {"role": "user", "content": question}]
+            body = encode(
+                wire, messages, model="any", stream=True, max_tokens=RESERVE if wire == "anthropic" else None
+            )
             headers = {"X-Tierwise-Session": f"load-{index}", _REQUEST_HEADER: question}
             started = time.perf_counter()
             answer = []
             try:
                 for payload in await connection.post_stream(
-                    "/v1/chat/completions", json.dumps(body).encode(), headers
+                    PATHS[wire], json.dumps(body).encode(), headers, wire
                 ):
-                    for choice in json.loads(payload).get("choices", []):
-                        answer.append(choice.get("delta", {}).get("content") or "")
+                    answer.append(stream_text(wire, payload))
             except (OSError, ValueError, asyncio.IncompleteReadError):  # a failure ends this conversation
                 out.append((question, n, -1.0, started))
                 return
@@ -296,14 +310,21 @@ def _hostile(messages: int) -> bytes:
 
 
 def _load(
-    base: str, clients: int, requests: int, seconds: float, spread_s: float, hostile: int = 0
+    base: str,
+    clients: int,
+    requests: int,
+    seconds: float,
+    spread_s: float,
+    hostile: int = 0,
+    wire: str = "chat",
 ) -> tuple[list[tuple[str, int, float, float]], float, tuple[float, float] | None]:
     """In the client process: run the clients; their results, the run's wall time, the hostile window.
 
     Client ``i`` starts ``i * spread_s / clients`` seconds in, so the clients' requests are spread
     over one upstream answer instead of arriving in lockstep (50 at once, every round). With
     ``hostile`` > 0 a neighbour posts one conversation of that many messages a second in, and the
-    (start, end) of its request is returned, to tell the others' requests that overlapped it.
+    (start, end) of its request is returned, to tell the others' requests that overlapped it (on
+    Chat Completions, whatever the clients' ``wire``).
     """
     done: list[tuple[str, int, float, float]] = []
     window: list[float] = []
@@ -328,7 +349,9 @@ def _load(
         made = [_Connection(host, int(port)) for _ in range(clients)]
         deadline = time.monotonic() + seconds
         started = time.perf_counter()
-        jobs = [_client(c, i, i * spread_s / clients, requests, deadline, done) for i, c in enumerate(made)]
+        jobs = [
+            _client(c, i, i * spread_s / clients, requests, deadline, done, wire) for i, c in enumerate(made)
+        ]
         if hostile:
             jobs.append(neighbour(_Connection(host, int(port))))
         await asyncio.gather(*jobs)
@@ -346,13 +369,15 @@ def _measure(
     seconds: float,
     pool: ProcessPoolExecutor,
     hostile: int = 0,
+    wire: str = "chat",
 ) -> dict[str, Any]:
     clock = ServerClock(app)
     with serve_in_thread(clock) as base:
         tune_for_serving()  # as `tierwise serve` does once started (for both servers alike)
         cpu = time.process_time()
         spread = upstream.pace.stream_ms / 1000
-        done, elapsed, window = pool.submit(_load, base, clients, requests, seconds, spread, hostile).result()
+        job = pool.submit(_load, base, clients, requests, seconds, spread, hostile, wire)
+        done, elapsed, window = job.result()
         cpu = time.process_time() - cpu
     added = [
         (n, (total - upstream.spent.get(question, 0.0)) * 1000)
@@ -406,11 +431,15 @@ def run(
     out: Path | None = None,
     console: Console | None = None,
     hostile: int = 0,
+    wires: Sequence[str] = ("chat",),
 ) -> dict[str, Any]:
     """Run the load at each pace (default :data:`PACES`) against tierwise and against the peer.
 
     ``hostile`` > 0: a neighbour posts one conversation of that many messages a second into each
     run; the others' added latency while it was in flight is reported beside the rest.
+    ``wires``: tierwise is measured through each (its figures under ``tierwise`` for ``chat``, as
+    before, and ``tierwise <wire>`` for the others); ``result["wires"]`` sets each wire's added
+    p50/p99 beside the passthrough's of the same pace.
 
     Prints the figures and returns them (and writes them as JSON to ``out``, if given).
     """
@@ -421,6 +450,9 @@ def run(
         "hostile_messages": hostile,
         "runs": {},
     }
+    if tuple(wires) != ("chat",):
+        result["wire_target_p99_ms"] = WIRE_TARGET_P99_MS
+        result["wires"] = {}
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
         pool.submit(time.sleep, 0).result()  # start the client process before timing anything
         for name, pace in (PACES if paces is None else paces).items():
@@ -429,19 +461,47 @@ def run(
             runs["passthrough"] = _measure(
                 passthrough_app(upstream), upstream, clients, requests, seconds, pool, hostile
             )
-            with tempfile.TemporaryDirectory(prefix="tierwise-proxy-") as tmp:
-                store = Store.open(f"sqlite:///{Path(tmp) / 'proxy.db'}")
-                upstream = TimedUpstream(pace)
-                engine = ChatEngine(store, upstream, budget=Budget(window=4_000, reserve=500))
-                app = create_app(store, engine)
-                runs["tierwise"] = _measure(app, upstream, clients, requests, seconds, pool, hostile)
-                store.close()
+            for wire in wires:
+                with tempfile.TemporaryDirectory(prefix="tierwise-proxy-") as tmp:
+                    store = Store.open(f"sqlite:///{Path(tmp) / 'proxy.db'}")
+                    upstream = TimedUpstream(pace)
+                    engine = ChatEngine(store, upstream, budget=Budget(window=4_000, reserve=RESERVE))
+                    app = create_app(store, engine)
+                    runs[_server(wire)] = _measure(
+                        app, upstream, clients, requests, seconds, pool, hostile, wire
+                    )
+                    store.close()
             result["runs"][name] = runs
+            if "wires" in result:
+                result["wires"][name] = _beside(runs, wires)
     _print(result, console)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result
+
+
+def _server(wire: str) -> str:
+    """A wire's run in ``result["runs"][pace]``: ``tierwise`` for Chat Completions (as before)."""
+    return "tierwise" if wire == "chat" else f"tierwise {wire}"
+
+
+def _beside(runs: Mapping[str, Any], wires: Sequence[str]) -> dict[str, Any]:
+    """Each wire's added p50/p99 beside the passthrough's, and the difference."""
+    peer = runs["passthrough"]["added_ms"]
+    out: dict[str, Any] = {}
+    for wire in wires:
+        added = runs[_server(wire)]["added_ms"]
+        out[wire] = {
+            "path": PATHS[wire],
+            "added_p50_ms": added["p50"],
+            "added_p99_ms": added["p99"],
+            "passthrough_p50_ms": peer["p50"],
+            "passthrough_p99_ms": peer["p99"],
+            "p99_over_passthrough_ms": round(added["p99"] - peer["p99"], 2),
+            "failed": runs[_server(wire)]["failed"],
+        }
+    return out
 
 
 def _print(result: dict[str, Any], console: Console) -> None:
@@ -455,7 +515,7 @@ def _print(result: dict[str, Any], console: Console) -> None:
 
     for name, runs in result["runs"].items():
         label = f"{name} ({runs['pace']['stream_ms']:g} ms)"
-        for server in ("tierwise", "passthrough"):
+        for server in (*(k for k in runs if k.startswith("tierwise")), "passthrough"):
             r = runs[server]
             table.add_row(
                 label,
@@ -471,9 +531,17 @@ def _print(result: dict[str, Any], console: Console) -> None:
             )
     console.print(table)
     console.print(f"target: added p99 < {result['target_p99_ms']:g} ms at the model pace")
+    for name, by_wire in result.get("wires", {}).items():
+        for w in by_wire.values():
+            console.print(
+                f"{name} · {w['path']}: added p50/p99 {w['added_p50_ms']:g} / {w['added_p99_ms']:g} ms "
+                f"(passthrough {w['passthrough_p50_ms']:g} / {w['passthrough_p99_ms']:g} ms; p99 "
+                f"{w['p99_over_passthrough_ms']:+g} ms over it; issue 31's target ≤ "
+                f"{result['wire_target_p99_ms']:g} ms)"
+            )
     if result.get("hostile_messages"):
         for name, runs in result["runs"].items():
-            for server in ("tierwise", "passthrough"):
+            for server in (*(k for k in runs if k.startswith("tierwise")), "passthrough"):
                 r = runs[server]
                 beside = r.get("added_ms_beside_hostile")
                 figures = pair(beside) if beside else "none overlapped"
