@@ -283,7 +283,8 @@ def replay_summarizer(model: str | None, counter: TokenCounter) -> Summarizer | 
         InputError: a model is named but ``TIERWISE_BASE_URL`` is not set, or a setting is bad.
     """
     from tierwise.chat.summaries import OFF, check_summary_model, model_summarizer
-    from tierwise.providers import OpenAICompatProvider, ProviderSettings
+    from tierwise.providers import ProviderSettings
+    from tierwise.providers.upstream import upstream_provider
 
     settings = ProviderSettings.load()
     name = check_summary_model(model) or settings.summary_model
@@ -294,7 +295,7 @@ def replay_summarizer(model: str | None, counter: TokenCounter) -> Summarizer | 
             f"summary model {name!r} needs a model server: set TIERWISE_BASE_URL (and TIERWISE_API_KEY "
             "if it needs one), or leave out --summary-model for extractive summaries"
         )
-    provider = OpenAICompatProvider(settings, model=name)
+    provider = upstream_provider(settings, model=name)
     return model_summarizer(provider, model=name, settings=settings, background_only=False, counter=counter)
 
 

@@ -17,7 +17,8 @@ from typing import Any
 from tierwise.budget import Budget
 from tierwise.chat.costguard import CostGuard
 from tierwise.chat.engine import ChatEngine
-from tierwise.providers import OpenAICompatProvider, Provider, ProviderSettings
+from tierwise.providers import Provider, ProviderSettings
+from tierwise.providers.upstream import upstream_provider
 from tierwise.store import Store
 from tierwise.store.models import utcnow
 from tierwise.workspace.adaptive import AdaptiveBudgets
@@ -50,7 +51,7 @@ def assistant_provider(model: str | None = None) -> Provider:
         from tierwise.workspace.assistant import OfflineAssistant
 
         return OfflineAssistant()
-    return OpenAICompatProvider(settings, model=model)
+    return upstream_provider(settings, model=model)
 
 
 def is_offline(provider: Provider) -> bool:
