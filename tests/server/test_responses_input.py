@@ -121,21 +121,22 @@ def test_allowed_tools_choice_and_a_missing_input() -> None:
         chat_body({"input": 7})
 
 
-def test_the_response_log_forgets_the_oldest_past_its_limits() -> None:
-    from tierwise.server.wire_responses import ResponseLog, Stored
+@pytest.mark.anyio
+async def test_the_response_log_keeps_at_hand_the_newest_within_its_limits() -> None:
+    from tierwise.server.response_log import ResponseLog, Stored
 
     def stored(n: int, messages: int) -> Stored:
         return Stored("u", "k", [], [{"role": "user", "content": "x"}] * messages, {"id": f"resp_{n}"})
 
-    kept = ResponseLog(size=3, messages=10)
+    kept = ResponseLog(size=3, messages=10)  # no store: in process only
     for n in range(4):
-        kept.put(stored(n, 2))
-    assert kept.get("u", "resp_0") is None and kept.get("u", "resp_1") is not None  # 3 kept
-    assert kept.get("v", "resp_1") is None  # another user's: not found
-    kept.put(stored(4, 9))  # over 10 messages: all but the newest forgotten
-    assert [kept.get("u", f"resp_{n}") is not None for n in range(5)] == [False] * 4 + [True]
-    kept.put(stored(5, 30))  # the newest is kept, however long
-    assert kept.get("u", "resp_5") is not None and kept.get("u", "resp_4") is None
+        await kept.put(stored(n, 2))
+    assert kept.at_hand("u", "resp_0") is None and kept.at_hand("u", "resp_1") is not None  # 3 kept
+    assert await kept.get("v", "resp_1") is None  # another user's: not found
+    await kept.put(stored(4, 9))  # over 10 messages: all but the newest forgotten
+    assert [kept.at_hand("u", f"resp_{n}") is not None for n in range(5)] == [False] * 4 + [True]
+    await kept.put(stored(5, 30))  # the newest is kept, however long
+    assert kept.at_hand("u", "resp_5") is not None and kept.at_hand("u", "resp_4") is None
 
 
 def test_declared_fields_are_checked_as_the_document_states_them() -> None:

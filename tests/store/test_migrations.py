@@ -61,11 +61,11 @@ def test_migrate_blank_database_to_head_and_again_is_a_no_op(store_url: str) -> 
     try:
         assert current_revision(engine) is None
         migrate(store_url)
-        assert current_revision(engine) == head_revision() == "0008"
+        assert current_revision(engine) == head_revision() == "0009"
         tables = set(sa.inspect(engine).get_table_names())
         assert tables >= TABLES | {"alembic_version"}
         migrate(store_url)
-        assert current_revision(engine) == "0008"
+        assert current_revision(engine) == "0009"
         with engine.connect() as connection:
             assert connection.execute(sa.text("SELECT count(*) FROM alembic_version")).scalar() == 1
         assert set(sa.inspect(engine).get_table_names()) == tables

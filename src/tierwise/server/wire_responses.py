@@ -11,12 +11,12 @@ beyond text and calls (``reasoning`` with its ``encrypted_content``, a hosted to
 the client as output items where they came, whole, and are stored with the answer for the next turn.
 ``custom`` calls become ``custom_tool_call`` items.
 
-A response id (``resp_…``) is a point in a session's conversation: :class:`ResponseLog` keeps, per
-id, the session key, the conversation up to and including that answer, and the response object
-(in process, the newest :data:`KEPT`). ``previous_response_id`` continues that conversation in that
-session (its ``input`` appended; the earlier ``instructions`` are not carried, as OpenAI does);
-a client that resends its whole input instead reaches the same session by its opening.
-``GET /v1/responses/{id}`` returns a response this process made, else OpenAI's 404.
+A response id (``resp_…``) is a point in a session's conversation (:mod:`tierwise.server.response_log`:
+kept in the store unless the client sent ``store: false``, so every process serving it knows it).
+``previous_response_id`` continues that conversation in that session (its ``input`` appended; the
+earlier ``instructions`` are not carried, as OpenAI does); a client that resends its whole input
+instead reaches the same session by its opening. ``GET /v1/responses/{id}`` returns the response,
+``DELETE`` forgets it; an unknown id is OpenAI's 404.
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ import json
 import logging
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -67,6 +66,7 @@ from tierwise.server.openai_pairs import check_pairs, check_tool_results
 from tierwise.server.openai_params import BadRequest, answer_message, check_tool_choice, parse_body, read_body
 from tierwise.server.openai_upstream import failure
 from tierwise.server.openai_validate import MessagesInvalid, validate_request
+from tierwise.server.response_log import ResponseLog, Stored
 from tierwise.server.responses_input import (
     CARRIED,
     ResponsesRequest,
@@ -76,65 +76,11 @@ from tierwise.server.responses_input import (
 )
 from tierwise.server.spent import Spent
 
-__all__ = ["KEPT", "KEPT_MESSAGES", "ResponseLog", "ResponsesRequest", "Stored", "router"]
+__all__ = ["ResponsesRequest", "router"]
 
 log = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/v1", tags=["openai"])
-
-KEPT = 1_000
-"""How many responses a process remembers for ``previous_response_id`` and ``GET``."""
-
-KEPT_MESSAGES = 20_000
-"""How many conversation messages the remembered responses hold at most, all together."""
-
-
-@dataclass(frozen=True)
-class Stored:
-    """A response this process made: whose, in which session, the conversation it ends."""
-
-    user: str
-    key: str
-    system: list[dict[str, Any]]
-    conversation: list[dict[str, Any]]
-    response: dict[str, Any]
-
-
-class ResponseLog:
-    """The newest :data:`KEPT` responses, by id, holding at most :data:`KEPT_MESSAGES` messages.
-
-    Each response holds its whole conversation, so a long agent loop's responses are forgotten
-    sooner (the newest is always kept: chaining needs only it). ``app.state.responses``.
-    """
-
-    def __init__(self, size: int = KEPT, messages: int = KEPT_MESSAGES) -> None:
-        self.size = size
-        self.messages = messages
-        self._kept: OrderedDict[str, Stored] = OrderedDict()
-        self._held = 0
-
-    def put(self, stored: Stored) -> None:
-        """Remember ``stored`` under its response's id (the oldest forgotten past the limits)."""
-        self._kept[stored.response["id"]] = stored
-        self._held += len(stored.conversation) + len(stored.system)
-        while len(self._kept) > 1 and (len(self._kept) > self.size or self._held > self.messages):
-            _, old = self._kept.popitem(last=False)
-            self._held -= len(old.conversation) + len(old.system)
-
-    def get(self, user: str, response_id: str) -> Stored | None:
-        """The response ``response_id`` of ``user``, if this process still has it."""
-        stored = self._kept.get(response_id)
-        return stored if stored is not None and stored.user == user else None
-
-    @classmethod
-    def of(cls, request: Request) -> ResponseLog:
-        """The app's log (made on first use)."""
-        state = request.app.state
-        kept = getattr(state, "responses", None)
-        if kept is None:
-            kept = state.responses = cls()
-        assert isinstance(kept, ResponseLog)
-        return kept
 
 
 def _not_found(response_id: str, param: str | None = None) -> JSONResponse:
@@ -143,12 +89,23 @@ def _not_found(response_id: str, param: str | None = None) -> JSONResponse:
 
 @router.get("/responses/{response_id}", responses=ERROR_RESPONSES)
 async def get_response(response_id: str, request: Request) -> Response:
-    """A response this process made (the newest :data:`KEPT`), else 404."""
+    """A response made for this user (stored, or at hand in this process), else OpenAI's 404."""
     user = user_of(request)
     if isinstance(user, JSONResponse):
         return user
-    stored = ResponseLog.of(request).get(user, response_id)
-    return _not_found(response_id) if stored is None else JSONResponse(stored.response)
+    found = await ResponseLog.of(request).response(user, response_id)
+    return _not_found(response_id) if found is None else JSONResponse(found)
+
+
+@router.delete("/responses/{response_id}", responses=ERROR_RESPONSES)
+async def delete_response(response_id: str, request: Request) -> Response:
+    """Delete a response: it can no longer be fetched or continued (the chat keeps its messages)."""
+    user = user_of(request)
+    if isinstance(user, JSONResponse):
+        return user
+    if not await ResponseLog.of(request).delete(user, response_id):
+        return _not_found(response_id)
+    return JSONResponse({"id": response_id, "object": "response.deleted", "deleted": True})
 
 
 @router.post("/responses", responses=COMPLETION_RESPONSES)
@@ -163,7 +120,7 @@ async def create_response(request: Request) -> Response:
         data = parse_body(await read_body(request, max_body_bytes(request)))
         previous_id = data.get("previous_response_id")
         if previous_id is not None:
-            previous = ResponseLog.of(request).get(user, str(previous_id))
+            previous = await ResponseLog.of(request).get(user, str(previous_id))
             if previous is None:
                 return _not_found(str(previous_id), "previous_response_id")
         chat = chat_body(data, [*previous.system, *previous.conversation] if previous else ())
@@ -185,10 +142,10 @@ async def create_response(request: Request) -> Response:
         if previous is not None and not request.headers.get(SESSION_HEADER):
             inputs = replace(inputs, key=previous.key)  # the session the response belongs to
         exchange = await open_exchange(request, user, inputs)
-        answer = _Answer(data, user, inputs, exchange, previous_id)
+        answer = _Answer(data, user, inputs, exchange, previous_id, previous)
         if not data.get("stream"):
             response, spent = await exchange.collect()
-            return JSONResponse(answer.whole(request, response, spent), headers=exchange.headers)
+            return JSONResponse(await answer.whole(request, response, spent), headers=exchange.headers)
         await exchange.start()
     except Exception as exc:  # never a traceback
         return failure_response(exc, param="input", what="response")
@@ -230,13 +187,20 @@ class _Answer:
     """The answer's output items, built from the gateway's events, and its encodings."""
 
     def __init__(
-        self, data: Mapping[str, Any], user: str, inputs: Inputs, exchange: Exchange, previous_id: Any
+        self,
+        data: Mapping[str, Any],
+        user: str,
+        inputs: Inputs,
+        exchange: Exchange,
+        previous_id: Any,
+        previous: Stored | None = None,
     ) -> None:
         self.data = data
         self.user = user
         self.inputs = inputs
         self.exchange = exchange
         self.previous_id = previous_id
+        self.previous = previous
         self.id = _id("resp")
         self.created = int(time.time())
         self.items: list[dict[str, Any]] = []
@@ -459,20 +423,25 @@ class _Answer:
             completed_at=None if reason else int(time.time()),
         )
 
-    def _store(self, request: Request, obj: dict[str, Any], response: ModelResponse) -> None:
-        """Remember the response: the conversation it ends, for ``previous_response_id`` and ``GET``."""
+    async def _store(self, request: Request, obj: dict[str, Any], response: ModelResponse) -> None:
+        """Keep the response: the conversation it ends, for ``previous_response_id``, ``GET`` and ``DELETE``.
+
+        In the store too unless the client sent ``store: false`` (then this process has it at hand).
+        """
         inputs = self.inputs
         sent = self.data.get("instructions")
         system = list(inputs.system or ())[1 if isinstance(sent, str) and sent else 0 :]  # not carried on
         answer = answer_message(response)
         conversation = [*inputs.conversation, answer]
-        ResponseLog.of(request).put(Stored(self.user, inputs.key, system, conversation, obj))
+        stored = Stored(self.user, inputs.key, system, conversation, obj)
+        persist = self.data.get("store") is not False
+        await ResponseLog.of(request).put(stored, previous=self.previous, persist=persist)
 
-    def whole(self, request: Request, response: ModelResponse, spent: Spent) -> dict[str, Any]:
-        """The ``response`` object of a whole answer (remembered)."""
+    async def whole(self, request: Request, response: ModelResponse, spent: Spent) -> dict[str, Any]:
+        """The ``response`` object of a whole answer (kept)."""
         self.read(self.exchange.seen)
         obj = self.final(response, spent)
-        self._store(request, obj, response)
+        await self._store(request, obj, response)
         return obj
 
     async def stream(self, request: Request) -> AsyncIterator[str]:
@@ -508,6 +477,6 @@ class _Answer:
             yield text
         response, spent = await self.exchange.finish()
         obj = self.final(response, spent)
-        self._store(request, obj, response)
+        await self._store(request, obj, response)  # before the client may continue from it
         kind = "response.completed" if obj["status"] == "completed" else "response.incomplete"
         yield self._event(kind, response=obj)

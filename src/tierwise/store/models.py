@@ -353,6 +353,30 @@ class UsageEntry(Base):
     created_at: Mapped[datetime]
 
 
+class ApiResponse(Base):
+    """A Responses API response (``resp_…``): the point in a ``/v1`` session it ends.
+
+    Kept for ``previous_response_id`` and ``GET /v1/responses/{id}`` in every process serving the
+    database. A response's conversation is its ``base``'s (the response it continues, if any) followed by
+    ``added`` — the messages its request added and its answer — so a long chain stores each message
+    once; :meth:`~tierwise.store.responses.ResponsesMixin.api_response_chain` reads a chain in one
+    recursive query. ``response`` is the response object as the client got it; ``NULL`` once deleted
+    (the row stays while a later response builds on it).
+    """
+
+    __tablename__ = "api_responses"
+    __table_args__ = (Index("ix_api_responses_base_id", "base_id"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[str] = mapped_column(ID, ForeignKey("users.id", ondelete="CASCADE"))
+    session_key: Mapped[str] = mapped_column(Text)
+    base_id: Mapped[str | None] = mapped_column(String(64))
+    system: Mapped[list[Any]]
+    added: Mapped[list[Any]]
+    response: Mapped[dict[str, Any] | None]
+    created_at: Mapped[datetime]
+
+
 class RateBucket(Base):
     """A rate limit's token bucket, shared by every process serving the database.
 

@@ -53,6 +53,7 @@ from tierwise.store.checks import (
 from tierwise.store.engine import create_engine, migrate_engine, normalize_url, sqlite_memory
 from tierwise.store.errors import NotFoundError
 from tierwise.store.records import Chat, StoredMessage, ToolCallRecord, User
+from tierwise.store.responses import ResponsesMixin
 from tierwise.store.shared import SharedMixin
 from tierwise.store.usage import UsageMixin
 
@@ -158,7 +159,7 @@ def _record(row: dict[str, Any]) -> StoredMessage:
     return StoredMessage(**{k: v for k, v in row.items() if k not in ("terms", "words")})
 
 
-class Store(ArtifactsMixin, UsageMixin, SharedMixin):
+class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
     """Persistent chats, messages, segments, blobs, snapshots, audit and spending sums, scoped per user.
 
     Build one with :meth:`open` (migrates first); use it from any thread; :meth:`close` it.
