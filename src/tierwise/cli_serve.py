@@ -12,6 +12,7 @@ from tierwise.cli_options import CacheHints, Database, Model, SummaryModel
 from tierwise.errors import UserError
 
 if TYPE_CHECKING:
+    from tierwise.chat.engine import ChatEngine
     from tierwise.store import Store
 
 __all__ = [
@@ -208,7 +209,7 @@ def serve_command(
 
     typer.echo(
         f"tierwise is serving on http://{host}:{port} (API: /api, OpenAPI: /docs), answered by "
-        f"{service_info(engine, require_key=require_key)['label']}; Ctrl-C stops it"
+        f"{service_info(engine, require_key=require_key)['label']}{_upstream(engine)}; Ctrl-C stops it"
     )
     try:
         service = create_app(
@@ -223,6 +224,18 @@ def serve_command(
         uvicorn.run(service, host=host, port=port, log_config=log_config(not quiet), log_level=None)
     finally:
         store.close()
+
+
+_WIRES = {"chat": "Chat Completions", "responses": "Responses API", "anthropic": "Anthropic Messages"}
+
+
+def _upstream(engine: ChatEngine) -> str:
+    """Where the model is and which wire it speaks (`` via Anthropic Messages at …``), if it is a server."""
+    provider = engine.provider
+    base_url = getattr(provider, "base_url", None)
+    if not isinstance(base_url, str):
+        return ""
+    return f" via {_WIRES.get(provider.wire, provider.wire)} at {base_url}"
 
 
 def _serve_workers(
