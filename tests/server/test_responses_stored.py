@@ -11,10 +11,12 @@ from typing import Any
 
 import openai
 import pytest
+import sqlalchemy as sa
 
 from tests.server.test_openai_compat import service, store
 from tierwise.providers.testing import ScriptedModel
 from tierwise.store import Store
+from tierwise.store.models import ApiResponse
 
 __all__ = ["store"]
 
@@ -31,6 +33,7 @@ async def test_another_process_continues_fetches_and_deletes_a_response(store: S
     second = service(store, model)  # another process (or this one restarted): nothing in memory
     async with first.client() as client:
         made = await client.responses.create(model="m", input="Hi, I'm Maya.", instructions="Be brief.")
+    await first.app.state.responses.drain()  # (stored after the answer: one process, SQLite)
     async with second.client() as client:
         fetched = await client.responses.retrieve(made.id)
         assert fetched.output_text == "Hello Maya."
@@ -58,6 +61,7 @@ async def test_store_false_keeps_a_response_in_its_process_only(store: Store) ->
         made = await client.responses.create(model="m", input="Hi", store=False)
         continued = await client.responses.create(model="m", input="And?", previous_response_id=made.id)
         assert continued.output_text == "Still here."
+    await first.app.state.responses.drain()
     assert _rows(store, first.user, made.id) == []
     async with service(store, ScriptedModel()).client() as client:
         with pytest.raises(openai.NotFoundError):
@@ -74,6 +78,7 @@ async def test_a_client_resending_its_whole_input_stores_each_message_once(store
             made = await client.responses.create(model="m", input=items)
             items.append({"role": "assistant", "content": made.output_text})
             ids.append(made.id)
+    await svc.app.state.responses.drain()
     rows = _rows(store, svc.user, ids[-1])
     assert [r.id for r in rows] == ids  # each builds on the one before
     assert [len(r.added) for r in rows] == [2] * 5  # its question and its answer, nothing twice
@@ -85,6 +90,27 @@ async def test_another_user_cannot_see_or_delete_a_response(store: Store) -> Non
     svc = service(store, ScriptedModel("Hello."))
     async with svc.client() as client:
         made = await client.responses.create(model="m", input="Hi")
+    await svc.app.state.responses.drain()
     other = store.create_user("grace").id
     assert _rows(store, other, made.id) == [] and store.delete_api_response(other, made.id) is False
     assert store.api_response(svc.user, made.id) is not None
+
+
+async def test_with_processes_sharing_the_store_it_is_stored_before_the_answer_ends(store: Store) -> None:
+    svc = service(store, ScriptedModel("Hello."), shared=True)
+    async with svc.client() as client:
+        made = await client.responses.create(model="m", input="Hi")
+        assert store.api_response(svc.user, made.id) is not None  # no wait: another process may be next
+
+
+async def test_a_chain_missing_its_start_is_not_continued(store: Store) -> None:
+    svc = service(store, ScriptedModel("One.", "Two."))
+    async with svc.client() as client:
+        first = await client.responses.create(model="m", input="1?")
+        second = await client.responses.create(model="m", input="2?", previous_response_id=first.id)
+    await svc.app.state.responses.drain()
+    with store.session(write=True) as session:  # (as if its write had been lost)
+        session.execute(sa.delete(ApiResponse).where(ApiResponse.id == first.id))
+    async with service(store, ScriptedModel("Three.")).client() as client:
+        with pytest.raises(openai.NotFoundError):  # never a conversation with its start missing
+            await client.responses.create(model="m", input="3?", previous_response_id=second.id)

@@ -16,9 +16,10 @@ stores each message once, and is read back in one query.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from anyio import to_thread
@@ -57,8 +58,17 @@ class ResponseLog:
     memory sooner (the newest is always kept: chaining needs only it). ``app.state.responses``.
     """
 
-    def __init__(self, store: Store | None = None, size: int = KEPT, messages: int = KEPT_MESSAGES) -> None:
+    def __init__(
+        self,
+        store: Store | None = None,
+        size: int = KEPT,
+        messages: int = KEPT_MESSAGES,
+        *,
+        shared: bool = False,
+    ) -> None:
         self.store = store
+        self.shared = shared
+        self._writing: set[asyncio.Task[None]] = set()
         self.size = size
         self.messages = messages
         self._kept: OrderedDict[str, Stored] = OrderedDict()
@@ -99,25 +109,49 @@ class ResponseLog:
 
     # -- with the store ------------------------------------------------------------------------
 
-    async def put(self, stored: Stored, *, previous: Stored | None = None, persist: bool = True) -> Stored:
+    async def put(self, stored: Stored, *, previous: Stored | None = None, persist: bool = True) -> None:
         """Keep ``stored`` (``previous``: the response it continues); in the store too with ``persist``.
 
+        At hand at once. The store's copy is written after the client has its answer — before it
+        when other processes share the database (:attr:`shared`: the next request, continuing this
+        response, may reach one of them), so a process's own clients never wait for the write.
         A failure to store is logged, not raised: the client has its answer, and this process still
         has the response at hand.
         """
-        if persist and self.store is not None:
-            base = self._base(stored, previous)
-            added = stored.conversation[len(base.conversation) :] if base is not None else stored.conversation
-            try:
-                await to_thread.run_sync(self._write, stored, base, added)
-                stored = Stored(**{**stored.__dict__, "persisted": True})
-                self._newest[(stored.user, stored.key)] = stored.response["id"]
-            except TierwiseError as exc:
-                log.warning("response %s kept in process only: %s", stored.response.get("id"), exc)
-            except Exception:
-                log.exception("storing response %s failed; kept in process only", stored.response.get("id"))
+        if not persist or self.store is None:
+            self._keep(stored)
+            return
+        base = self._base(stored, previous)
+        added = stored.conversation[len(base.conversation) :] if base is not None else stored.conversation
+        stored = replace(stored, persisted=True)  # (unmarked if the write fails)
         self._keep(stored)
-        return stored
+        self._newest[(stored.user, stored.key)] = stored.response["id"]
+        job = self._persist(stored, base, added)
+        if self.shared:
+            await job
+        else:
+            task = asyncio.create_task(job)
+            self._writing.add(task)
+            task.add_done_callback(self._writing.discard)
+
+    async def drain(self) -> None:
+        """Wait for the writes still running (tests; shutting down)."""
+        while self._writing:
+            await asyncio.gather(*list(self._writing), return_exceptions=True)
+
+    async def _persist(self, stored: Stored, base: Stored | None, added: list[dict[str, Any]]) -> None:
+        rid = stored.response.get("id")
+        try:
+            await to_thread.run_sync(self._write, stored, base, added)
+            return
+        except TierwiseError as exc:
+            log.warning("response %s kept in process only: %s", rid, exc)
+        except Exception:
+            log.exception("storing response %s failed; kept in process only", rid)
+        if self._kept.get(str(rid)) is stored:  # nothing may build on it in the store
+            self._kept[str(rid)] = replace(stored, persisted=False)
+        if self._newest.get((stored.user, stored.key)) == rid:
+            del self._newest[(stored.user, stored.key)]
 
     def _write(self, stored: Stored, base: Stored | None, added: list[dict[str, Any]]) -> None:
         assert self.store is not None
@@ -138,8 +172,8 @@ class ResponseLog:
         store = self.store
         rows = await to_thread.run_sync(lambda: store.api_response_chain(user, response_id))
         last = rows[-1] if rows else None
-        if last is None or last.response is None or last.id != response_id:
-            return None
+        if last is None or last.response is None or last.id != response_id or rows[0].base_id is not None:
+            return None  # (a chain whose first response is missing: its conversation is not whole)
         conversation = [message for row in rows for message in row.added]
         found = Stored(user, last.session_key, last.system, conversation, last.response, persisted=True)
         self._keep(found)
@@ -171,10 +205,12 @@ class ResponseLog:
 
     @classmethod
     def of(cls, request: Request) -> ResponseLog:
-        """The app's log (made on first use, on the app's store)."""
+        """The app's log (made on first use, on the app's store; :attr:`shared` as the app is)."""
         state = request.app.state
         kept = getattr(state, "responses", None)
         if kept is None:
-            kept = state.responses = cls(getattr(state, "store", None))
+            kept = state.responses = cls(
+                getattr(state, "store", None), shared=bool(getattr(state, "shared", False))
+            )
         assert isinstance(kept, ResponseLog)
         return kept
