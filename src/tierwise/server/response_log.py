@@ -19,18 +19,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from anyio import to_thread
 from fastapi import Request
 
+from tierwise.chat.memories import HEAVY_MESSAGES
 from tierwise.errors import TierwiseError
+from tierwise.server.gateway import sessions_of
+from tierwise.server.openai_sessions import Sessions
 from tierwise.store import Store
 
 __all__ = ["KEPT", "KEPT_MESSAGES", "ResponseLog", "Stored"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 KEPT = 1_000
 """How many responses a process keeps at hand for ``previous_response_id`` and ``GET``."""
@@ -65,9 +71,11 @@ class ResponseLog:
         messages: int = KEPT_MESSAGES,
         *,
         shared: bool = False,
+        sessions: Sessions | None = None,
     ) -> None:
         self.store = store
         self.shared = shared
+        self.sessions = sessions
         self._writing: set[asyncio.Task[None]] = set()
         self.size = size
         self.messages = messages
@@ -142,7 +150,7 @@ class ResponseLog:
     async def _persist(self, stored: Stored, base: Stored | None, added: list[dict[str, Any]]) -> None:
         rid = stored.response.get("id")
         try:
-            await to_thread.run_sync(self._write, stored, base, added)
+            await self._later(partial(self._write, stored, base, added), heavy=len(added) > HEAVY_MESSAGES)
             return
         except TierwiseError as exc:
             log.warning("response %s kept in process only: %s", rid, exc)
@@ -152,6 +160,17 @@ class ResponseLog:
             self._kept[str(rid)] = replace(stored, persisted=False)
         if self._newest.get((stored.user, stored.key)) == rid:
             del self._newest[(stored.user, stored.key)]
+
+    async def _run(self, work: Callable[[], T]) -> T:
+        """Store work as the sessions run theirs (:meth:`Sessions.run`: on the loop for SQLite)."""
+        if self.sessions is not None:
+            return await self.sessions.run(work)
+        return await to_thread.run_sync(work)
+
+    async def _later(self, work: Callable[[], T], *, heavy: bool) -> T:
+        if self.sessions is not None:
+            return await self.sessions.later(work, heavy=heavy)
+        return await to_thread.run_sync(work)
 
     def _write(self, stored: Stored, base: Stored | None, added: list[dict[str, Any]]) -> None:
         assert self.store is not None
@@ -170,7 +189,7 @@ class ResponseLog:
         if stored is not None or self.store is None:
             return stored
         store = self.store
-        rows = await to_thread.run_sync(lambda: store.api_response_chain(user, response_id))
+        rows = await self._run(lambda: store.api_response_chain(user, response_id))
         last = rows[-1] if rows else None
         if last is None or last.response is None or last.id != response_id or rows[0].base_id is not None:
             return None  # (a chain whose first response is missing: its conversation is not whole)
@@ -187,7 +206,7 @@ class ResponseLog:
         if self.store is None:
             return None
         store = self.store
-        return await to_thread.run_sync(lambda: store.api_response(user, response_id))
+        return await self._run(lambda: store.api_response(user, response_id))
 
     async def delete(self, user: str, response_id: str) -> bool:
         """Forget the response ``response_id`` of ``user``, here and in the store; whether there was one."""
@@ -200,7 +219,7 @@ class ResponseLog:
         deleted = False
         if self.store is not None:
             store = self.store
-            deleted = await to_thread.run_sync(lambda: store.delete_api_response(user, response_id))
+            deleted = await self._run(lambda: store.delete_api_response(user, response_id))
         return deleted or stored is not None
 
     @classmethod
@@ -209,8 +228,9 @@ class ResponseLog:
         state = request.app.state
         kept = getattr(state, "responses", None)
         if kept is None:
+            shared = bool(getattr(state, "shared", False))
             kept = state.responses = cls(
-                getattr(state, "store", None), shared=bool(getattr(state, "shared", False))
+                getattr(state, "store", None), shared=shared, sessions=sessions_of(request)
             )
         assert isinstance(kept, ResponseLog)
         return kept
