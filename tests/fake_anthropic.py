@@ -173,6 +173,13 @@ class FakeAnthropic:
         with self._lock:
             self._replies += [AnthropicReply(text=r) if isinstance(r, str) else r for r in replies]
 
+    def reset(self) -> None:
+        """Forget the requests received and the answers not given yet (a server shared by many cases)."""
+        with self._lock:
+            self._replies.clear()
+            self.requests.clear()
+            self.headers.clear()
+
     def fail(self, status: int, *, times: int = 1, **options: Any) -> None:
         """Queue ``times`` error answers with ``status`` (options: ``headers``, ``error_type``, ``body``)."""
         self.script(*[AnthropicReply(status=status, **options)] * times)

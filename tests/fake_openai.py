@@ -178,6 +178,13 @@ class FakeOpenAI:
         with self._lock:
             self._replies += [FakeReply(text=r) if isinstance(r, str) else r for r in replies]
 
+    def reset(self) -> None:
+        """Forget the requests received and the answers not given yet (a server shared by many cases)."""
+        with self._lock:
+            self._replies.clear()
+            self.requests.clear()
+            self.headers.clear()
+
     def fail(self, status: int, *, times: int = 1, **options: Any) -> None:
         """Queue ``times`` error answers with ``status`` (options: ``retry_after``, ``body``, ``model``…)."""
         self.script(*[FakeReply(status=status, **options)] * times)

@@ -19,11 +19,12 @@ here, so a client's file holds only how that client is driven::
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from tests.fake_openai import FakeOpenAI, FakeReply
 from tests.server.test_openai_recall import QUESTION, history, log, sha
 from tierwise.budget import Budget
 from tierwise.chat.engine import ChatEngine
-from tierwise.providers import OpenAICompatProvider
+from tierwise.providers import OpenAICompatProvider, Provider
 from tierwise.server import create_app
 from tierwise.server.threaded import serve_in_thread
 from tierwise.store import Store
@@ -78,6 +79,7 @@ __all__ = [
     "script_parallel",
     "script_recall",
     "script_tool_round",
+    "served",
     "serving",
     "sha",
     "store_template",
@@ -162,27 +164,35 @@ def weather(city: str) -> str:
 
 @dataclass
 class Seen:
-    """One ``/v1/chat/completions`` response as the server sent it."""
+    """One ``/v1`` answer (chat completion, response or message) as the server sent it."""
 
     status: int
     chat: str | None
+    path: str = ""
+    streamed: bool = False
+
+
+_ANSWERED = ("/chat/completions", "/responses", "/messages")
 
 
 @dataclass
 class _Recorder:
-    """An ASGI wrapper noting each ``/v1/chat/completions`` response's status and ``X-Tierwise-Chat``."""
+    """An ASGI wrapper noting each answer's status and ``X-Tierwise-Chat`` (``/v1/chat/completions``,
+    ``/v1/responses``, ``/v1/messages``)."""
 
     app: Any
     seen: list[Seen] = field(default_factory=list)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not scope["path"].endswith("/chat/completions"):
+        if scope["type"] != "http" or not scope["path"].endswith(_ANSWERED):
             return await self.app(scope, receive, send)
 
         async def sending(message: Any) -> None:
             if message["type"] == "http.response.start":
                 headers = {k.decode().lower(): v.decode() for k, v in message.get("headers", [])}
-                self.seen.append(Seen(message["status"], headers.get("x-tierwise-chat")))
+                streamed = headers.get("content-type", "").startswith("text/event-stream")
+                chat = headers.get("x-tierwise-chat")
+                self.seen.append(Seen(message["status"], chat, scope["path"], streamed))
             await send(message)
 
         return await self.app(scope, receive, sending)
@@ -198,7 +208,7 @@ class Tierwise:
 
     @property
     def seen(self) -> list[Seen]:
-        """Every ``/v1/chat/completions`` response so far, in order."""
+        """Every ``/v1`` answer so far, in order."""
         return list(self._recorder.seen)
 
     @property
@@ -235,32 +245,35 @@ def store_template(directory: Path) -> Path:
 
 
 @contextmanager
+def served(
+    provider: Provider, store_path: Path, *, budget: int = BUDGET, reserve: int = RESERVE
+) -> Iterator[Tierwise]:
+    """tierwise over ``provider`` on loopback, its SQLite store at ``store_path`` (a copy of a template);
+    the app and the store closed at the end."""
+    store = Store.open(f"sqlite:///{store_path}")
+    try:
+        engine = ChatEngine(store, provider, budget=Budget(window=budget, reserve=reserve))
+        recorder = _Recorder(create_app(store, engine))
+        with serve_in_thread(recorder) as base:
+            yield Tierwise(base, recorder)
+    finally:
+        store.close()
+
+
+@contextmanager
 def serving(upstream: FakeOpenAI, template: Path, directory: Path) -> Iterator[Serve]:
     """A factory of served apps over ``upstream``, each on a copy of ``template`` in ``directory``;
     every app and store closed at the end."""
-    opened: list[AbstractContextManager[str]] = []
-    closing: list[Store] = []
+    numbers = itertools.count()
+    with ExitStack() as opened:
 
-    def serve(*, model: str = BIG_MODEL, budget: int = BUDGET, reserve: int = RESERVE) -> Tierwise:
-        path = directory / f"tierwise-{len(closing)}.db"
-        shutil.copyfile(template, path)
-        store = Store.open(f"sqlite:///{path}")
-        closing.append(store)
-        provider = OpenAICompatProvider(base_url=upstream.url, api_key="k", model=model)
-        engine = ChatEngine(store, provider, budget=Budget(window=budget, reserve=reserve))
-        recorder = _Recorder(create_app(store, engine))
-        server = serve_in_thread(recorder)
-        base = server.__enter__()
-        opened.append(server)
-        return Tierwise(base, recorder)
+        def serve(*, model: str = BIG_MODEL, budget: int = BUDGET, reserve: int = RESERVE) -> Tierwise:
+            path = directory / f"tierwise-{next(numbers)}.db"
+            shutil.copyfile(template, path)
+            provider = OpenAICompatProvider(base_url=upstream.url, api_key="k", model=model)
+            return opened.enter_context(served(provider, path, budget=budget, reserve=reserve))
 
-    try:
         yield serve
-    finally:
-        for server in reversed(opened):
-            server.__exit__(None, None, None)
-        for store in closing:
-            store.close()
 
 
 # -- the cases: what the upstream answers, and what it must have received ------------------------
