@@ -334,3 +334,31 @@ async def test_the_sdk_request_carries_native_fields_as_sent(fake_responses: Fak
     assert json.dumps(sent["input"]) == json.dumps(
         [{"type": "message", "role": "user", "content": "What is due today?"}]
     )
+
+
+def test_a_codex_request_keeps_its_developer_items_and_its_tool_order() -> None:
+    """Codex CLI sends no ``instructions``: its prompt is developer items (one of two parts), and its
+    tools mix functions with a ``namespace`` and a hosted one. They go upstream as they came."""
+    p = ResponsesProvider(base_url="http://127.0.0.1:9/v1", api_key="k", model="m")
+    namespace = {"type": "namespace", "name": "agents", "tools": [FLAT_TOOL]}
+    shell = {"type": "function", "name": "exec_command", "parameters": {"type": "object"}}
+    packed_shell = {"type": "function", "function": {k: v for k, v in shell.items() if k != "type"}}
+    fields = {"tools": [FLAT_TOOL, namespace, shell, {"type": "web_search"}], "store": False}
+    developer = [{"type": "text", "text": "<skills>"}, {"type": "text", "text": "<permissions>"}]
+    messages: list[dict[str, Any]] = [
+        {"role": "developer", "content": [{"type": "text", "text": "You are Codex."}]},
+        {"role": "developer", "content": developer},
+        {"role": "user", "content": "Hi"},
+    ]
+    recall = {"type": "function", "function": {"name": "recall_segments", "parameters": {}}}
+    request = ModelRequest(messages, tools=[*TOOLS, packed_shell, recall], native=Native("responses", fields))
+    body = p.body(request, "m")
+    assert "instructions" not in body
+    texts = [(i["role"], [c["text"] for c in i["content"]]) for i in body["input"][:2]]
+    assert texts == [("developer", ["You are Codex."]), ("developer", ["<skills>", "<permissions>"])]
+    assert body["input"][2] == {"type": "message", "role": "user", "content": "Hi"}
+    # The client's order, its own tools as it sent them; tierwise's (recall_segments) after.
+    assert [t.get("name", t["type"]) for t in body["tools"]] == [
+        "get_tasks", "agents", "exec_command", "web_search", "recall_segments"
+    ]  # fmt: skip
+    assert body["tools"][:4] == fields["tools"]

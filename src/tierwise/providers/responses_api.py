@@ -5,19 +5,22 @@ messages, as tierwise stores a conversation) into a Responses body, and decodes 
 into :mod:`tierwise.providers.base` events. The request, inverse of
 :mod:`tierwise.server.responses_input`:
 
-- the leading system / developer messages → ``instructions`` (joined by a blank line). That is
-  where a Responses client puts its system prompt (the gateway decodes it into the leading system
+- the leading system messages → ``instructions`` (joined by a blank line). That is where a
+  Responses client puts its system prompt (the gateway decodes it into the leading system
   message), so its request goes upstream as it came; a later system message stays an input message
-  where it was;
-- user (and later system) messages → ``message`` items (text → ``input_text``, ``image_url`` →
+  where it was. ``developer`` messages stay ``message`` items, leading or not: that is where a
+  Responses client such as Codex puts its own (its several developer items are not merged into
+  ``instructions`` it never sent);
+- user, developer (and later system) messages → ``message`` items (text → ``input_text``, ``image_url`` →
   ``input_image``, ``file`` → ``input_file``; other parts as sent);
 - an assistant message → the items it carries (``response_items``: ``reasoning`` with its
   ``encrypted_content``…) first, as they are, then a ``message`` item of its text
   (``output_text``, a ``refusal``), then a ``function_call`` per call (``custom_tool_call`` for a
   ``custom`` one; a call of another type as sent);
 - ``tool`` messages → ``function_call_output`` (``custom_tool_call_output`` for a custom call);
-- tools: the chat-shaped ``function`` / ``custom`` tools flattened, then, when the client spoke
-  the Responses API too (:attr:`ModelRequest.native`), its hosted tools (``web_search``…);
+- tools: the chat-shaped ``function`` / ``custom`` tools flattened; when the client spoke the
+  Responses API too (:attr:`ModelRequest.native`), its hosted and namespace tools (``web_search``…)
+  with them, all in the client's order (tools only the pack has after);
   ``tool_choice`` translated (a Responses client's own when it names a hosted tool);
 - the other fields: the client's as sent when it spoke the Responses API, else ``params``
   renamed (``max_completion_tokens`` → ``max_output_tokens``, ``response_format`` →
@@ -226,7 +229,7 @@ def responses_input(
     start = 0
     for message in messages:
         text = _text_of(message.get("content"))
-        if message.get("role") not in ("system", "developer") or text is None:
+        if message.get("role") != "system" or text is None:
             break
         lead.append(text)
         start += 1
@@ -252,6 +255,26 @@ def responses_input(
             items.append({"type": "message", "role": role, "content": _input_content(message.get("content"))})
     instructions = "\n\n".join(t for t in lead if t) or None
     return instructions, items
+
+
+def _in_client_order(packed: list[Any], given: Sequence[Any]) -> list[Any]:
+    """The pack's tools with a Responses client's others, in the order the client ``given`` them.
+
+    The client's ``function`` / ``custom`` tools are the pack's (what tierwise offers this call: one
+    it withheld is not sent); its other tools (hosted, ``namespace``) as it sent them; tools only
+    the pack has (tierwise's own) after.
+    """
+    by_name = {t.get("name"): t for t in packed if isinstance(t, Mapping) and t.get("type") in _CALL_TOOLS}
+    ordered: list[Any] = []
+    for tool in given:
+        if not isinstance(tool, Mapping):
+            continue
+        if tool.get("type") not in _CALL_TOOLS:
+            ordered.append(dict(tool))
+        elif (mine := by_name.pop(tool.get("name"), None)) is not None:
+            ordered.append(mine)
+    placed = {id(t) for t in ordered}
+    return ordered + [t for t in packed if id(t) not in placed]
 
 
 def responses_tool(tool: Any) -> Any:
@@ -534,8 +557,7 @@ class ResponsesProvider(HTTPProvider[openai.AsyncOpenAI]):
         instructions, items = responses_input(request.messages, stored=body.get("store", True) is not False)
         tools = [responses_tool(t) for t in request.tools]
         if native is not None:  # the tools only the Responses API runs, which only it answers
-            given = native.fields.get("tools") or ()
-            tools += [dict(t) for t in given if isinstance(t, Mapping) and t.get("type") not in _CALL_TOOLS]
+            tools = _in_client_order(tools, native.fields.get("tools") or ())
         if tools:
             body["tools"] = tools
             # The request's (what the gateway decided: tierwise's last retrieval round says "none"),
