@@ -15,7 +15,8 @@ each other, and OpenAI answers each with a 400 as tierwise does:
 
 A request that breaks one is refused with a 400 however well each value fits the schema, so a
 generated *valid* body that breaks one is not one the server must accept: :func:`filter_case`
-drops it (negative cases are left alone). Used as::
+drops it (negative cases are left alone). ``/v1/messages`` bodies have the same three rules in
+Anthropic's shape (:func:`broken_anthropic_rule`). Used as::
 
     SCHEMATHESIS_HOOKS=tests/server/contract_hooks.py st run http://127.0.0.1:8731/openapi.json --checks all
 
@@ -72,6 +73,86 @@ def broken_rule(body: Any, window: int) -> str | None:
     return None
 
 
+def _anthropic_steps(messages: list[Any]) -> list[tuple[str, Any]]:
+    """A Messages conversation as the steps the pairing rule reads, in order.
+
+    A user message's ``tool_result`` blocks come first (``("result", id)`` each), then the rest of it
+    (``("message", [])``) unless it held only results; any other message is ``("message", ids)`` with
+    the ids of its ``tool_use`` blocks (an assistant message's).
+    """
+    steps: list[tuple[str, Any]] = []
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+        if message.get("role") == "user":
+            results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+            steps += [("result", r) for r in results]
+            if not results or len(results) < len(blocks) or not isinstance(content, list):
+                steps.append(("message", []))
+        elif message.get("role") == "assistant":
+            steps.append(("message", [b.get("id") for b in blocks if b.get("type") == "tool_use"]))
+        else:
+            steps.append(("message", []))
+    return steps
+
+
+def broken_count_rule(body: Any, window: int) -> str | None:
+    """The rule a ``/v1/messages/count_tokens`` body can break: a named ``tool_choice`` names one of its
+    tools (Anthropic's own too). Nothing is packed or sent, so unpaired calls and a long prompt are
+    counted, not refused."""
+    if not isinstance(body, dict):
+        return None
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    choice = body.get("tool_choice")
+    if not isinstance(choice, dict) or choice.get("type") != "tool":
+        return None
+    if choice.get("name") not in {t.get("name") for t in tools if isinstance(t, dict)}:
+        return f"1: tool_choice names {choice.get('name')!r}, not among the tools"
+    return None
+
+
+def broken_anthropic_rule(body: Any, window: int) -> str | None:
+    """Which of the three rules a ``/v1/messages`` body breaks, in Anthropic's shape, or ``None``.
+
+    1. ``tool_choice`` ``{"type": "tool", "name": …}`` names one of the body's tools;
+    2. a ``tool_result`` answers a ``tool_use`` of the assistant message just before (its user
+       message's other blocks after the results), and every ``tool_use`` is answered before the next
+       message; one assistant message's calls have distinct ids;
+    3. the prompt fits the window with the answer's reserve (``max_tokens`` is lowered to the model's
+       output limit, never refused, and ``tierwise serve``'s offline model plans with the reserve).
+    """
+    if not isinstance(body, dict):
+        return None
+    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    unnamed = broken_count_rule(body, window)
+    if unnamed is not None:
+        return unnamed
+    waiting: list[Any] = []
+    answering = False
+    for kind, value in _anthropic_steps(messages):
+        if kind == "result":
+            if not answering or value not in waiting:
+                return f"2: tool_result {value!r} answers no tool_use of the message before"
+            waiting.remove(value)
+            continue
+        if waiting:
+            return f"2: tool_use {waiting} not answered in the next user message"
+        if len(set(value)) < len(value):
+            return f"2: two tool_use blocks with one id in {value}"
+        answering, waiting = bool(value), list(value)
+    if waiting:
+        return f"2: tool_use {waiting} not answered"
+    system = body.get("system")
+    prompt = len(json.dumps([system, messages])) + 2 * len(json.dumps(tools))
+    prompt += _PER_MESSAGE * len(messages) + _MARGIN
+    if RESERVE + prompt > window:
+        return f"3: up to {prompt:,} prompt tokens and the {RESERVE:,} reserve exceed the {window:,} window"
+    return None
+
+
 def window_of(raw_schema: dict[str, Any]) -> int | None:
     """The window the schema documents: ``max_tokens``'s maximum + 1 (``None`` if it states none)."""
     body = raw_schema.get("components", {}).get("schemas", {}).get("ChatCompletionRequest", {})
@@ -82,6 +163,13 @@ def window_of(raw_schema: dict[str, Any]) -> int | None:
     return None
 
 
+_RULES = {
+    "/v1/chat/completions": broken_rule,
+    "/v1/messages": broken_anthropic_rule,
+    "/v1/messages/count_tokens": broken_count_rule,
+}
+"""The operations whose bodies have rules, and what checks them."""
+
 try:
     import schemathesis
 except ImportError:  # pytest imports this file for its doctests, without schemathesis installed
@@ -91,11 +179,10 @@ if schemathesis is not None:
 
     @schemathesis.hook
     def filter_case(context: Any, case: Any) -> bool:
-        """Drop a generated valid ``/v1/chat/completions`` body that breaks one of the rules."""
+        """Drop a generated valid ``/v1/chat/completions`` or ``/v1/messages`` body that breaks a rule."""
         meta = case.meta
-        if case.operation.path != "/v1/chat/completions" or meta is None:
-            return True
-        if not meta.generation.mode.is_positive:
+        rule = _RULES.get(case.operation.path)
+        if rule is None or meta is None or not meta.generation.mode.is_positive:
             return True
         window = window_of(case.operation.schema.raw_schema)
-        return window is None or broken_rule(case.body, window) is None
+        return window is None or rule(case.body, window) is None

@@ -139,6 +139,7 @@ def test_tool_choice_maps_onto_openais(choice: dict[str, Any], expected: Any) ->
         "model": "m",
         "max_tokens": 5,
         "messages": [{"role": "user", "content": "x"}],
+        "tools": [{"name": "get_weather", "input_schema": {"type": "object"}}],
         "tool_choice": choice,
     }
     assert decode_request(body).tool_choice == expected

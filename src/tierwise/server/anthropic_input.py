@@ -17,8 +17,12 @@ so decoding maps Anthropic's blocks onto it; the answer is encoded back by
 - ``tools`` (``name``, ``description``, ``input_schema``) → function tools (``cache_control``
   kept); Anthropic's own (``web_search_…``, ``bash_…``) are kept aside (``Decoded.server_tools``).
   ``tool_choice`` ``auto``/``any``/``tool``/``none`` → ``"auto"``/``"required"``/a named
-  function/``"none"``; ``disable_parallel_tool_use`` → ``parallel_tool_calls: false``;
+  function (one of the request's tools, else a 400)/``"none"``; ``disable_parallel_tool_use`` (a
+  boolean) → ``parallel_tool_calls: false``;
   ``stop_sequences`` → ``stop``; ``top_p``, ``temperature``, ``max_tokens`` as they are.
+- What is admitted is what the OpenAPI document states (:mod:`tierwise.server.anthropic_schema`):
+  a block's ``type`` is a non-empty string, ``max_tokens`` an integer (``5.0`` is one, as JSON
+  Schema says).
 - What a Chat Completions upstream cannot take (``thinking_blocks``, ``is_error``; the request's
   ``thinking``, ``top_k``, ``service_tier``…) is kept — stored with the messages, ``Decoded.extra``
   — and left out of what it is sent (:func:`for_chat_completions`, which also moves a tool result's
@@ -150,6 +154,8 @@ def decode_request(data: Mapping[str, Any], *, needs_max_tokens: bool = True) ->
     if not isinstance(model, str) or not model:
         raise InvalidRequest("model: Field required (a model name, as a string)")
     max_tokens = data.get("max_tokens")
+    if isinstance(max_tokens, float) and max_tokens.is_integer():  # 5.0 is an integer, as JSON Schema says
+        max_tokens = int(max_tokens)
     if max_tokens is None and needs_max_tokens:
         raise InvalidRequest("max_tokens: Field required")
     if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool)):
@@ -190,6 +196,14 @@ def decode_request(data: Mapping[str, Any], *, needs_max_tokens: bool = True) ->
     if parallel is not None:
         params["parallel_tool_calls"] = parallel
     tools, server_tools = _tools(data.get("tools"))
+    if isinstance(choice, dict):  # a named tool: one of the request's (Anthropic: 400)
+        named = choice["function"]["name"]
+        offered = {t["function"]["name"] for t in tools} | {t.get("name") for t in server_tools}
+        if named not in offered:
+            raise InvalidRequest(
+                f"tool_choice.name: {named!r} is not among the request's tools; name one of them in "
+                "'tools', or use {'type': 'auto'}"
+            )
     return Decoded(
         model=model,
         system=_system(data.get("system")),
@@ -228,8 +242,8 @@ def _system(system: Any) -> list[dict[str, Any]]:
 
 
 def _block(block: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
-        raise InvalidRequest(f"{where}: Input should be a content block with a 'type'")
+    if not isinstance(block, Mapping) or not isinstance(block.get("type"), str) or not block["type"]:
+        raise InvalidRequest(f"{where}: Input should be a content block with a 'type' ('text', 'image', …)")
     return block
 
 
@@ -383,6 +397,8 @@ def _tools(tools: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if not isinstance(tool, Mapping):
             raise InvalidRequest(f"tools.{index}: Input should be an object")
         kind = tool.get("type")
+        if kind is not None and (not isinstance(kind, str) or not kind):
+            raise InvalidRequest(f"tools.{index}.type: Input should be a non-empty string ('custom', …)")
         if kind not in (None, "custom"):  # Anthropic's own tools (web_search_…, bash_…): as sent
             own.append(dict(tool))
             continue
@@ -391,9 +407,12 @@ def _tools(tools: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             raise InvalidRequest(f"tools.{index}.name: Field required")
         if not isinstance(schema, Mapping):
             raise InvalidRequest(f"tools.{index}.input_schema: Field required")
+        description = tool.get("description")
+        if description is not None and not isinstance(description, str):
+            raise InvalidRequest(f"tools.{index}.description: Input should be a valid string")
         function: dict[str, Any] = {"name": name}
-        if isinstance(tool.get("description"), str):
-            function["description"] = tool["description"]
+        if description is not None:
+            function["description"] = description
         function["parameters"] = dict(schema)
         converted: dict[str, Any] = {"type": "function", "function": function}
         if "cache_control" in tool:
@@ -410,6 +429,8 @@ def _tool_choice(choice: Any) -> tuple[str | dict[str, Any] | None, bool | None]
         raise InvalidRequest("tool_choice: Input should be an object with a 'type'")
     kind = choice.get("type")
     disable = choice.get("disable_parallel_tool_use")
+    if disable is not None and not isinstance(disable, bool):
+        raise InvalidRequest("tool_choice.disable_parallel_tool_use: Input should be a valid boolean")
     parallel = (not disable) if isinstance(disable, bool) else None
     if kind == "auto":
         return "auto", parallel

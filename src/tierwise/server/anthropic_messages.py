@@ -54,6 +54,12 @@ from tierwise.server.anthropic_input import (
     key_message,
     native_fields,
 )
+from tierwise.server.anthropic_schema import (
+    COUNT_TOKENS_BODY,
+    COUNT_TOKENS_RESPONSES,
+    MESSAGES_BODY,
+    MESSAGES_RESPONSES,
+)
 from tierwise.server.errors import ApiError
 from tierwise.server.gateway import (
     SESSION_HEADER,
@@ -198,7 +204,7 @@ async def probe() -> Response:
     return Response(status_code=200)
 
 
-@router.post("/v1/messages", include_in_schema=False)  # (not in the OpenAI-shaped /v1 document yet)
+@router.post("/v1/messages", responses=MESSAGES_RESPONSES, openapi_extra=MESSAGES_BODY)
 async def messages(request: Request) -> Response:
     """An Anthropic Messages answer over the session's packed context (a ``message``, or its events).
 
@@ -225,7 +231,7 @@ async def messages(request: Request) -> Response:
     )
 
 
-@router.post("/v1/messages/count_tokens", include_in_schema=False)
+@router.post("/v1/messages/count_tokens", responses=COUNT_TOKENS_RESPONSES, openapi_extra=COUNT_TOKENS_BODY)
 async def count_tokens(request: Request) -> Response:
     """``{"input_tokens": N}``: tierwise's tokenizer's count of system, messages and tools, sent whole."""
     try:

@@ -183,6 +183,7 @@ def create_app(
     from tierwise.providers.windows import lookup_limits, models_from_env
     from tierwise.server import chats, openai_compat, usage, wire_responses, workspace_routes
     from tierwise.server.anthropic_messages import router as anthropic_router
+    from tierwise.server.anthropic_schema import SCHEMA_MODELS
     from tierwise.server.body_limit import BodyLimit
     from tierwise.server.openai_budget import max_tokens_limit
     from tierwise.server.openai_errors import document, max_body_bytes_from_env
@@ -289,6 +290,7 @@ def create_app(
         require_key=require_key,
         window=max_tokens_limit(engine.budget, limits) + 1,  # max_tokens documented up to the model's
         token_limit=engine.budget.available,
+        models=SCHEMA_MODELS,  # /v1/messages' bodies (their routes read the raw body)
     )
     return app
 

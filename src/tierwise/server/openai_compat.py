@@ -295,7 +295,12 @@ def _streamed(exchange: Exchange, include_usage: bool) -> Response:
     )
 
 
-_ALLOW = {"chat/completions": "POST", "responses": "POST"}
+_ALLOW = {
+    "chat/completions": "POST",
+    "responses": "POST",
+    "messages": "POST",
+    "messages/count_tokens": "POST",
+}
 
 
 @router.api_route("/{path:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"], include_in_schema=False)

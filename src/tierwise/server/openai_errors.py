@@ -15,7 +15,7 @@ request body's schema, the error responses and the bearer security scheme.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
@@ -212,10 +212,13 @@ def document(
     require_key: bool,
     window: int | None = None,
     token_limit: int | None = None,
+    models: Sequence[type[BaseModel]] = (),
 ) -> None:
     """Add the ``/v1`` request schemas and the bearer security scheme to ``app``'s OpenAPI document.
 
-    ``request_models`` maps a path (``/v1/chat/completions``) to the model of its POST body. With
+    ``request_models`` maps a path (``/v1/chat/completions``) to the model of its POST body.
+    ``models``: other request models, added to the components as they are, for the routes whose
+    ``openapi_extra`` refers to them (``/v1/messages``: :mod:`tierwise.server.anthropic_schema`). With
     ``require_key`` every ``/v1`` and ``/api`` operation needs the bearer key; without, it is optional
     (any key or none is accepted in local mode). ``window``: the budget's window in tokens, which a
     body's ``max_tokens`` and ``max_completion_tokens`` must stay below (documented as their maximum).
@@ -243,6 +246,10 @@ def document(
                 ref = {"$ref": f"#/components/schemas/{model.__name__}"}
                 content = {"application/json": {"schema": ref}}
                 operation["requestBody"] = {"required": True, "content": content}
+        for model in models:
+            body = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            schemas.update(body.pop("$defs", {}))
+            schemas[model.__name__] = body
         components.setdefault("securitySchemes", {})["bearer"] = {
             "type": "http",
             "scheme": "bearer",
