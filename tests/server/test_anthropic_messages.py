@@ -95,10 +95,8 @@ async def test_create_answers_a_message_and_stores_the_turn(store: Store) -> Non
     assert message.usage.input_tokens > 0 and message.usage.output_tokens > 0
     assert raw.headers["x-tierwise-session"].startswith("auto-")
     (request,) = model.requests
-    assert request.messages[0] == {
-        "role": "system",
-        "content": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
-    }
+    # (the client's cache marker is stored, not sent to a Chat Completions upstream: decision 73)
+    assert request.messages[0] == {"role": "system", "content": [{"type": "text", "text": "Be brief."}]}
     assert request.messages[-1] == {"role": "user", "content": "Hi, I'm Maya."}
     assert request.temperature == 0.3 and request.params == {"stop": ["END"], "max_tokens": 256}
     (chat,) = await svc.chats()
@@ -200,7 +198,7 @@ async def test_a_moved_cache_marker_continues_the_session_and_the_end_user_scope
     chats = await svc.chats()
     assert len(chats) == 2  # u1's conversation continued, u2's is its own
     assert {c.entity_id.split("/")[0] for c in chats} == {"u1", "u2"}
-    assert model.requests[1].messages[-1]["content"][0]["cache_control"] == mark  # the client's, as sent
+    assert "cache_control" not in model.requests[1].messages[-1]["content"][0]  # (decision 73)
 
 
 async def test_a_thinking_block_is_stored_unchanged_and_not_sent_to_chat_completions(store: Store) -> None:

@@ -8,6 +8,7 @@ the messages) and an upstream of another wire without what that one cannot read.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -116,3 +117,42 @@ def test_the_upstream_api_setting_picks_the_wire_and_names_the_fix(monkeypatch: 
     monkeypatch.setenv("TIERWISE_UPSTREAM_API", "graphql")
     with pytest.raises(InputError, match=r"TIERWISE_UPSTREAM_API.*chat, responses or anthropic"):
         ProviderSettings.load()
+
+
+@pytest.mark.parametrize(("wire", "kept"), [("anthropic", True), ("chat", False)])
+async def test_a_claude_client_s_cache_breakpoints_reach_only_an_anthropic_upstream(
+    store: Store, wire: str, kept: bool
+) -> None:
+    # Found running Claude Code: its markers reached a Chat Completions upstream, on text parts and
+    # on a tool message, where they mark nothing (the pack moved them) and a strict server refuses them.
+    model = _speaking(wire, "Done.")
+    svc = AnthropicService(store, model)
+    mark = {"type": "ephemeral"}
+    async with svc.client() as client:
+        await client.messages.create(
+            model="c",
+            max_tokens=64,
+            system=[{"type": "text", "text": "Be brief.", "cache_control": mark}],
+            messages=[
+                {"role": "user", "content": [{"type": "text", "text": "Run ls", "cache_control": mark}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "sh", "input": {}}],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t1",
+                            "content": "a.txt",
+                            "cache_control": mark,
+                        }
+                    ],
+                },
+            ],
+            tools=[{"name": "sh", "input_schema": {"type": "object"}}],
+        )
+    (request,) = model.requests
+    assert ("cache_control" in json.dumps(request.messages)) is kept
+    assert [m["role"] for m in request.messages] == ["system", "user", "assistant", "tool"]

@@ -48,7 +48,7 @@ __all__ = [
     "native_fields",
 ]
 
-ANTHROPIC_ONLY = ("thinking_blocks", "server_blocks", "is_error")
+ANTHROPIC_ONLY = ("thinking_blocks", "server_blocks", "is_error", "cache_control")
 """Fields of a decoded message that only an Anthropic upstream takes (left out for a Chat Completions one)."""
 
 MAPPED_FIELDS = frozenset(
@@ -465,11 +465,20 @@ def key_message(message: Mapping[str, Any]) -> dict[str, Any]:
     return {"role": message.get("role"), "content": content}
 
 
+def _unmarked(part: Any) -> Any:
+    if isinstance(part, Mapping) and "cache_control" in part:
+        return {k: v for k, v in part.items() if k != "cache_control"}
+    return part
+
+
 def for_chat_completions(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """``messages`` as a Chat Completions upstream takes them; the stored ones are not changed.
 
     :data:`ANTHROPIC_ONLY` fields are left out: thinking blocks (with their signatures) and a
-    result's ``is_error`` stay stored, but an OpenAI model cannot read them back. A tool result's
+    result's ``is_error`` stay stored, but an OpenAI model cannot read them back. So are the
+    client's ``cache_control`` breakpoints (on a message or its parts): tierwise re-packed the
+    conversation, so they no longer mark where its stable prefix ends, and a strict server refuses
+    the field (``TIERWISE_CACHE_HINTS`` marks the pack's own, decision 41). A tool result's
     images (Claude Code's Read of a screenshot) cannot be in a tool message there: they follow the
     results of that step in a user message of their own. A message needing neither is passed as it
     is (not copied).
@@ -490,6 +499,9 @@ def for_chat_completions(messages: Sequence[dict[str, Any]]) -> list[dict[str, A
         if any(k in message for k in ANTHROPIC_ONLY):
             message = {k: v for k, v in message.items() if k not in ANTHROPIC_ONLY}
         content = message.get("content")
+        if isinstance(content, list) and any(_unmarked(p) is not p for p in content):
+            content = [_unmarked(p) for p in content]  # the client's breakpoints: the pack moved them
+            message = {**message, "content": content}
         if message.get("role") == "tool" and isinstance(content, list):
             texts = [p for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
             if len(texts) < len(content):  # images (or other parts) go in the user message after
