@@ -146,7 +146,7 @@ def test_rename_and_update_chat(store: Store, alice: str, chat: str) -> None:
         store.rename_chat(alice, chat, None)  # type: ignore[arg-type]
 
 
-def test_delete_chat_removes_its_rows_but_keeps_blobs_and_audit(store: Store, alice: str, chat: str) -> None:
+def test_delete_chat_removes_its_rows_and_blobs_but_keeps_audit(store: Store, alice: str, chat: str) -> None:
     other = store.create_chat(alice)
     assistant, _ = (store.add_message(alice, chat, m, token_count=5) for m in _tool_turn())
     ref = store.put_blob(alice, b"long tool output", "text/plain")
@@ -175,7 +175,8 @@ def test_delete_chat_removes_its_rows_but_keeps_blobs_and_audit(store: Store, al
                 sa.text(f"SELECT count(*) FROM {table} WHERE {column} = :c"), {"c": chat}
             )
             assert count.scalar() == 0, table
-    assert store.get_blob(alice, ref.sha256) == b"long tool output"
+    with pytest.raises(NotFoundError):  # only the deleted chat used it (issue 32: delete means gone)
+        store.get_blob(alice, ref.sha256)
     assert [e.chat_id for e in store.list_audit(alice)] == [chat]
     assert [m.content for m in store.list_messages(alice, other.id)] == ["keep me"]
 

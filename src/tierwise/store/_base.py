@@ -126,6 +126,22 @@ class StoreBase:
         finally:
             self._leave_gate()
 
+    def erase_soon(self) -> None:
+        """After a delete: on a SQLite file, truncate the write-ahead log soon, in the background.
+
+        With ``secure_delete`` the database file's freed bytes are zeros at once; the log still holds
+        the pages the deleted rows were written in until a truncating checkpoint
+        (:meth:`Checkpointer.truncate_soon <tierwise.store.checkpoint.Checkpointer.truncate_soon>`).
+        Inside :meth:`batch` it is asked for when the batch commits. PostgreSQL: nothing here (dead
+        rows stay in the table files until vacuumed; see ARCHITECTURE's decision on deletes).
+        """
+        if self._checkpointer is None:
+            return
+        if getattr(self._batch, "open", False):
+            self._batch.erase = True
+            return
+        self._checkpointer.truncate_soon()
+
     def _enter_gate(self) -> None:
         if self._gate is not None:
             self._gate.acquire()
@@ -168,7 +184,7 @@ class StoreBase:
             yield
             return
         self._batch.open, self._batch.session, self._batch.savepoints = True, None, savepoints
-        self._batch.gated = False
+        self._batch.gated = self._batch.erase = False
         try:
             yield
         except BaseException:
@@ -180,6 +196,8 @@ class StoreBase:
             session = self._batch.session
             if session is not None:
                 session.commit()
+                if self._batch.erase and self._checkpointer is not None:
+                    self._checkpointer.truncate_soon()
         finally:
             session = self._batch.session
             self._batch.open, self._batch.session = False, None

@@ -6,6 +6,7 @@ Mixed into :class:`~tierwise.store.repository.Store`; the same per-user scoping 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -27,6 +28,7 @@ __all__ = ["ArtifactsMixin"]
 _INSERT_SNAPSHOT = sa.insert(models.ContextSnapshot.__table__)  # type: ignore[arg-type]
 _INSERT_AUDIT = sa.insert(models.AuditEntry.__table__)  # type: ignore[arg-type]
 _AUDIT_COLUMNS = tuple(column.key for column in models.AuditEntry.__table__.columns)
+_SHA256 = re.compile(r"\b[0-9a-f]{64}\b")  # a blob's name as a tool message points at it
 
 
 def _upsert_segment(insert: Any) -> Any:
@@ -205,6 +207,42 @@ class ArtifactsMixin(StoreBase):
             ).returning(blob.size, blob.mime)
             size, stored_mime = session.execute(upsert).one()
             return BlobRef(sha, int(size), stored_mime)
+
+    @staticmethod
+    def _chat_blobs(session: sa.orm.Session, user_id: str, chat_id: str) -> set[str]:
+        """The blobs the chat's tool calls stored or its tool messages point at (before it is deleted)."""
+        calls = models.ChatToolCall
+        shas = set(
+            session.scalars(
+                sa.select(calls.blob_sha256).where(
+                    calls.user_id == user_id, calls.chat_id == chat_id, calls.blob_sha256.is_not(None)
+                )
+            )
+        )
+        tool_texts = sa.select(MESSAGES.c.content).where(
+            MESSAGES.c.user_id == user_id, MESSAGES.c.chat_id == chat_id, MESSAGES.c.role == "tool"
+        )
+        for text in session.scalars(tool_texts):
+            shas.update(_SHA256.findall(text or ""))
+        return {sha for sha in shas if sha}
+
+    @staticmethod
+    def _drop_unused_blobs(session: sa.orm.Session, user_id: str, shas: Iterable[str]) -> None:
+        """Delete those of ``shas`` no tool call or tool message of the user's other chats uses."""
+        calls, blob = models.ChatToolCall, models.Blob
+        for sha in sorted(shas):
+            used = sa.select(calls.id).where(calls.user_id == user_id, calls.blob_sha256 == sha).limit(1)
+            if session.execute(used).first() is not None:
+                continue
+            mentioned = (
+                sa.select(MESSAGES.c.id)
+                .where(MESSAGES.c.user_id == user_id, MESSAGES.c.role == "tool")
+                .where(MESSAGES.c.content.contains(sha, autoescape=True))
+                .limit(1)
+            )
+            if session.execute(mentioned).first() is not None:
+                continue
+            session.execute(sa.delete(blob).where(blob.user_id == user_id, blob.sha256 == sha))
 
     def get_blob(self, user_id: str, sha256: str, start: int | None = None, end: int | None = None) -> bytes:
         """The blob's bytes ``[start:end]`` (Python slice rules); only that range is read."""

@@ -82,8 +82,9 @@ def create_engine(
 ) -> Engine:
     """An engine for ``url`` (see :func:`normalize_url`), set up for the store.
 
-    SQLite: the file's directory is created; every connection turns on foreign keys, WAL and a
-    busy timeout, and transactions are real (``BEGIN``, or ``BEGIN IMMEDIATE`` for writes). With
+    SQLite: the file's directory is created; every connection turns on foreign keys, WAL,
+    ``secure_delete`` (what a delete frees is overwritten with zeros) and a busy timeout, and
+    transactions are real (``BEGIN``, or ``BEGIN IMMEDIATE`` for writes). With
     ``background_checkpoints`` no commit checkpoints the WAL (run a
     :class:`~tierwise.store.checkpoint.Checkpointer`). An in-memory database is one shared
     connection (for tests and single-threaded use only).
@@ -108,6 +109,7 @@ def create_engine(
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute("PRAGMA foreign_keys = ON")
+            cursor.execute("PRAGMA secure_delete = ON")  # deleted rows' bytes zeroed, not left free
             cursor.execute(f"PRAGMA busy_timeout = {int(_SQLITE_BUSY_SECONDS * 1000)}")
             if not memory:
                 cursor.execute("PRAGMA journal_mode = WAL")

@@ -341,9 +341,14 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
             return int(total)
 
     def delete_chat(self, user_id: str, chat_id: str) -> None:
-        """Delete the chat with its messages, tool calls, segments and snapshots (blobs and audit stay)."""
+        """Delete the chat with its messages, tool calls, segments, snapshots and the blobs only it used.
+
+        The audit entries stay (counts and checksums, no text). On a SQLite file the deleted bytes
+        are zeroed (``secure_delete``) and the log truncated soon after (:meth:`erase_soon`).
+        """
         with self._write() as session:
             self._chat(session, user_id, chat_id, lock=True)
+            blobs = self._chat_blobs(session, user_id, chat_id)
             for table in (models.ChatToolCall, models.ChatMessage, models.Segment):
                 session.execute(sa.delete(table).where(table.user_id == user_id, table.chat_id == chat_id))
             snapshots = models.ContextSnapshot
@@ -351,6 +356,8 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
                 sa.delete(snapshots).where(snapshots.user_id == user_id, snapshots.session_id == chat_id)
             )
             session.execute(sa.delete(models.Chat).where(models.Chat.id == chat_id))
+            self._drop_unused_blobs(session, user_id, blobs)
+        self.erase_soon()
 
     # messages ------------------------------------------------------------------------------------
 

@@ -143,4 +143,6 @@ class ResponsesMixin(StoreBase):
                     break
                 session.execute(sa.delete(_TABLE).where(table.id == current))
                 current = row.base_id
+        if found:
+            self.erase_soon()  # a SQLite file's log keeps the response until truncated
         return bool(found)
