@@ -55,7 +55,7 @@ from tierwise.providers.base import (
     ToolCallDelta,
     Usage,
 )
-from tierwise.providers.errors import RELAYED_HEADERS, ProviderError
+from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, timeout_error
 from tierwise.providers.http import HTTPProvider
 from tierwise.providers.retry import is_retryable_status, parse_retry_after
 
@@ -153,7 +153,7 @@ def anthropic_error(exc: Exception, model: str, *, answering: bool = False) -> P
             headers={name: headers[name] for name in RELAYED_HEADERS if name in headers},
         )
     if isinstance(exc, anthropic.APITimeoutError):
-        return ProviderError(f"{model}: the request timed out", retryable=True, model=model, timed_out=True)
+        return timeout_error(exc, model)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc
         return ProviderError(
@@ -306,7 +306,7 @@ class AnthropicProvider(HTTPProvider[anthropic.AsyncAnthropic]):
                 "x-api-key": key,
                 "Authorization": cast(str, anthropic.Omit()),
             },  # the key as Anthropic's
-            timeout=self.timeout,
+            timeout=anthropic.Timeout(**self._http_timeouts()),
             max_retries=0,
         )
 
@@ -330,7 +330,7 @@ class AnthropicProvider(HTTPProvider[anthropic.AsyncAnthropic]):
                 extra_headers=encoded.headers or None,
                 extra_body=body or None,
             )
-            response = await opened.__aenter__()
+            response = await self._first_byte(opened.__aenter__(), model)
         except anthropic.AnthropicError as exc:
             raise anthropic_error(exc, model) from exc
         decoder = _Decoder(model)

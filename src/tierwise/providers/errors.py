@@ -28,6 +28,7 @@ __all__ = [
     "ProviderError",
     "ProviderNotConfigured",
     "error_detail",
+    "timeout_error",
 ]
 
 RELAYED_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry")
@@ -120,6 +121,28 @@ def error_detail(body: str | None) -> dict[str, Any] | None:
     if isinstance(error, str) and error:
         return {"message": error}
     return None
+
+
+def timeout_error(exc: BaseException, model: str) -> ProviderError:
+    """An SDK's timeout as a :class:`ProviderError`: a connection not opened in time is ``unanswered``.
+
+    ``exc`` is the SDK's ``APITimeoutError``; the httpx exception it was raised from (``httpx`` or the
+    SDKs' ``httpx2``: read by name) says which deadline passed.
+    """
+    if type(exc.__cause__).__name__ in ("ConnectTimeout", "PoolTimeout"):
+        return ProviderError(
+            f"{model}: could not connect to the model server in time (TIERWISE_CONNECT_TIMEOUT)",
+            retryable=True,
+            model=model,
+            timed_out=True,
+            unanswered=True,
+        )
+    return ProviderError(
+        f"{model}: the request timed out (TIERWISE_TIMEOUT: the longest silence once the answer began)",
+        retryable=True,
+        model=model,
+        timed_out=True,
+    )
 
 
 class ProviderNotConfigured(UserError):

@@ -29,8 +29,13 @@ Attempt = tuple[str, Callable[[], AsyncIterator[Event]]]
 """A label (the model) and a function that starts its stream."""
 
 
-async def chain(attempts: Sequence[Attempt]) -> AsyncIterator[Event]:
+async def chain(
+    attempts: Sequence[Attempt], *, hand_over: Callable[[ProviderError], bool] | None = None
+) -> AsyncIterator[Event]:
     """Stream the first attempt that answers, with a :class:`Fallback` event per hand-over.
+
+    ``hand_over``: whether a failure lets the next attempt run (default: every failure before output
+    does; an :class:`~tierwise.providers.http.HTTPProvider` stops after a missed deadline).
 
     Raises:
         ProviderError: the last attempt's error (with every ``(label, error)`` in ``attempts`` when
@@ -57,7 +62,7 @@ async def chain(attempts: Sequence[Attempt]) -> AsyncIterator[Event]:
         if failure is None:
             return
         failures.append((label, failure))
-        if position + 1 == len(attempts):
+        if position + 1 == len(attempts) or (hand_over is not None and not hand_over(failure)):
             break
         following = attempts[position + 1][0]
         log.warning("model %s failed before answering (%s); falling back to %s", label, failure, following)

@@ -5,9 +5,17 @@ environment unless given), keeps one SDK client per event loop (connection pools
 loops), and streams a request from its model, retrying failures that a retry can fix while nothing
 of the answer has been streamed (:class:`~tierwise.providers.retry.RetryPolicy`, honouring
 ``Retry-After``), then from each fallback model (:func:`~tierwise.providers.fallback.chain`). A
-subclass speaks one wire format: it builds its SDK client (:meth:`HTTPProvider._new_client`) and
-sends one attempt (:meth:`HTTPProvider._once`), raising
+subclass speaks one wire format: it builds its SDK client (:meth:`HTTPProvider._new_client`, with
+:meth:`HTTPProvider._http_timeouts`) and sends one attempt (:meth:`HTTPProvider._once`, awaiting the
+response's start through :meth:`HTTPProvider._first_byte`), raising
 :class:`~tierwise.providers.errors.ProviderError` for every failure.
+
+Deadlines (decision 74), per attempt: ``connect_timeout`` to open the connection (a miss is
+:attr:`~tierwise.providers.errors.ProviderError.unanswered`, retried like a refused connection),
+``first_byte_timeout`` until the response begins (its headers; a miss is not retried, and the
+fallback models — on the same server — are not tried after it), ``timeout`` for each silence once it
+has begun. A dead server is thus told within the first-byte deadline (20 s by default), not after
+four times a minute.
 
 - :class:`~tierwise.providers.openai_compat.OpenAICompatProvider` (``wire = "chat"``):
   ``/chat/completions``, OpenAI and every server that copies it;
@@ -24,7 +32,7 @@ import copy
 import logging
 import weakref
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Generic, Self, TypeVar
 
 from tierwise.providers import base
@@ -39,6 +47,12 @@ __all__ = ["HTTPProvider"]
 log = logging.getLogger(__name__)
 
 ClientT = TypeVar("ClientT")
+T = TypeVar("T")
+
+
+def _not_timed_out(error: ProviderError) -> bool:
+    """Whether a fallback model is tried after ``error``: not after a missed deadline (same server)."""
+    return not error.timed_out
 
 
 class HTTPProvider(Provider, Generic[ClientT]):
@@ -53,7 +67,9 @@ class HTTPProvider(Provider, Generic[ClientT]):
         api_key: the key, if the server needs one.
         model: the default model (a request's ``model`` overrides it).
         fallback_models: tried in order when the model fails before answering.
-        timeout: seconds per request.
+        timeout: seconds of silence allowed once the answer has begun.
+        connect_timeout: seconds to open a connection.
+        first_byte_timeout: seconds per attempt until the response begins (connecting included).
         max_retries: retries per model of 408 / 429 / 5xx / timeouts / connection errors.
         retry_policy: overrides ``max_retries`` and the settings' delays (tests use tiny delays).
         cache_hints: mark each request's ``cache_breakpoints`` on the wire (what that means is the
@@ -77,6 +93,8 @@ class HTTPProvider(Provider, Generic[ClientT]):
         model: str | None = None,
         fallback_models: Sequence[str] | None = None,
         timeout: float | None = None,
+        connect_timeout: float | None = None,
+        first_byte_timeout: float | None = None,
         max_retries: int | None = None,
         retry_policy: RetryPolicy | None = None,
         client: ClientT | None = None,
@@ -91,6 +109,8 @@ class HTTPProvider(Provider, Generic[ClientT]):
             "model": model,
             "fallback_models": list(fallback_models) if fallback_models is not None else None,
             "timeout": timeout,
+            "connect_timeout": connect_timeout,
+            "first_byte_timeout": first_byte_timeout,
             "max_retries": max_retries,
             "cache_hints": cache_hints,
         }
@@ -101,6 +121,8 @@ class HTTPProvider(Provider, Generic[ClientT]):
         self._api_key = api_key if api_key is not None else key
         self.fallback_models = [m for m in settings.fallback_models if m != self.model]
         self.timeout = settings.timeout
+        self.connect_timeout = settings.connect_timeout
+        self.first_byte_timeout = settings.first_byte_timeout
         self.retry_policy = retry_policy or RetryPolicy(
             max_retries=settings.max_retries,
             base_delay=settings.retry_base_delay,
@@ -133,6 +155,29 @@ class HTTPProvider(Provider, Generic[ClientT]):
     @abstractmethod
     async def _close_client(self, client: ClientT) -> None:
         """Close ``client``'s connections."""
+
+    def _http_timeouts(self) -> dict[str, float]:
+        """The SDK client's timeouts (``Timeout(**…)``): connecting, then every other wait."""
+        return {"timeout": self.timeout, "connect": min(self.connect_timeout, self.first_byte_timeout)}
+
+    async def _first_byte(self, opening: Awaitable[T], model: str) -> T:
+        """Await ``opening`` (the SDK call that returns once the response began) within the deadline.
+
+        Raises:
+            ProviderError: ``first_byte_timeout`` passed first (``timed_out``, not ``retryable``).
+        """
+        try:
+            async with asyncio.timeout(self.first_byte_timeout) as deadline:
+                return await opening
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise
+            raise ProviderError(
+                f"{model}: no answer began within {self.first_byte_timeout:g}s "
+                "(TIERWISE_FIRST_BYTE_TIMEOUT); the model server accepted the request but sent nothing",
+                model=model,
+                timed_out=True,
+            ) from exc
 
     def _client(self) -> ClientT:
         """The SDK client for the running event loop (connection pools cannot cross loops)."""
@@ -174,7 +219,7 @@ class HTTPProvider(Provider, Generic[ClientT]):
         """
         primary = request.model or self.model
         models = [primary, *(m for m in self.models if m != primary)]
-        return chain([(m, self._starter(request, m)) for m in models])
+        return chain([(m, self._starter(request, m)) for m in models], hand_over=_not_timed_out)
 
     def _starter(self, request: ModelRequest, model: str) -> Callable[[], AsyncIterator[Event]]:
         return lambda: self._with_retries(request, model)

@@ -42,7 +42,7 @@ from tierwise.providers.base import (
     Usage,
 )
 from tierwise.providers.cache_hints import with_cache_hints
-from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, error_detail
+from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, error_detail, timeout_error
 from tierwise.providers.http import HTTPProvider
 from tierwise.providers.retry import is_retryable_status, parse_retry_after
 from tierwise.providers.settings import ProviderSettings
@@ -83,7 +83,7 @@ def provider_error(exc: Exception, model: str, *, answering: bool = False) -> Pr
             headers={name: headers[name] for name in RELAYED_HEADERS if name in headers},
         )
     if isinstance(exc, openai.APITimeoutError):
-        return ProviderError(f"{model}: the request timed out", retryable=True, model=model, timed_out=True)
+        return timeout_error(exc, model)
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return ProviderError(
@@ -192,7 +192,7 @@ class OpenAICompatProvider(HTTPProvider[openai.AsyncOpenAI]):
         return openai.AsyncOpenAI(
             base_url=self.base_url,
             api_key=self._api_key or _NO_KEY,
-            timeout=self.timeout,
+            timeout=openai.Timeout(**self._http_timeouts()),
             max_retries=0,
         )
 
@@ -241,7 +241,7 @@ class OpenAICompatProvider(HTTPProvider[openai.AsyncOpenAI]):
         client = self._client()
         body = self._body(request, model)
         try:
-            response = await client.chat.completions.create(**body)
+            response = await self._first_byte(client.chat.completions.create(**body), model)
         except openai.OpenAIError as exc:
             raise provider_error(exc, model) from exc
         calls: dict[int, list[str]] = {}  # index -> [id, name, arguments…]

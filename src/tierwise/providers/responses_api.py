@@ -527,7 +527,10 @@ class ResponsesProvider(HTTPProvider[openai.AsyncOpenAI]):
 
     def _new_client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
-            base_url=self.base_url, api_key=self._api_key or _NO_KEY, timeout=self.timeout, max_retries=0
+            base_url=self.base_url,
+            api_key=self._api_key or _NO_KEY,
+            timeout=openai.Timeout(**self._http_timeouts()),
+            max_retries=0,
         )
 
     def _without_retries(self, client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
@@ -577,8 +580,9 @@ class ResponsesProvider(HTTPProvider[openai.AsyncOpenAI]):
         body = self.body(request, model)
         extra = {k: v for k, v in body.items() if k not in ("model", "input", "stream")}
         try:
-            response = await client.responses.create(
-                model=model, input=body["input"], stream=True, extra_body=extra
+            response = await self._first_byte(
+                client.responses.create(model=model, input=body["input"], stream=True, extra_body=extra),
+                model,
             )
         except openai.OpenAIError as exc:
             raise provider_error(exc, model) from exc

@@ -1,11 +1,13 @@
 """Retrying a model request: which failures, how long to wait, and ``Retry-After``.
 
-Only failures that may pass are retried — 408, 429, 5xx, timeouts and dropped connections (the
-``retryable`` flag of :class:`~tierwise.providers.errors.ProviderError`) — and only while nothing of
-the answer has been streamed. The wait doubles from ``base_delay`` up to ``max_delay`` and is
-jittered (a random 50–100% of it) so that many clients do not retry in step. A ``Retry-After`` the
-server sends is honoured exactly; one longer than ``max_delay`` ends the retries instead (the
-fallback model, if any, is tried at once).
+Only failures that may pass are retried — 408, 429, 5xx, dropped connections and connections that
+could not be opened in time (the ``retryable`` flag of
+:class:`~tierwise.providers.errors.ProviderError`) — and only while nothing of the answer has been
+streamed. A request the server received and then let time out is not retried: a retry would wait out
+the same deadline again, and the client must learn within it (decision 74). The wait doubles from
+``base_delay`` up to ``max_delay`` and is jittered (a random 50–100% of it) so that many clients do
+not retry in step. A ``Retry-After`` the server sends is honoured exactly; one longer than
+``max_delay`` ends the retries instead (the fallback model, if any, is tried at once).
 
 A gateway whose client retries by its own policy retries less: ``unanswered_only`` retries only a
 request that got no byte of an answer (a connection refused or dropped before the response began,
@@ -60,13 +62,17 @@ class RetryPolicy:
         Example:
             >>> refused = ProviderError("connection refused", retryable=True, unanswered=True)
             >>> busy = ProviderError("HTTP 429", status=429, retryable=True)
+            >>> late = ProviderError("no answer began", retryable=True, timed_out=True)
             >>> gateway = RetryPolicy(max_retries=1, unanswered_only=True)
-            >>> [RetryPolicy().retries(e) for e in (refused, busy)]
-            [True, True]
-            >>> [gateway.retries(e) for e in (refused, busy)]
-            [True, False]
+            >>> [RetryPolicy().retries(e) for e in (refused, busy, late)]
+            [True, True, False]
+            >>> [gateway.retries(e) for e in (refused, busy, late)]
+            [True, False, False]
         """
-        return error.unanswered if self.unanswered_only else error.retryable
+        if self.unanswered_only:
+            return error.unanswered
+        # A request that reached the server and timed out would wait out its deadline again.
+        return error.retryable and (error.unanswered or not error.timed_out)
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float | None:
         """Seconds to wait after failed attempt ``attempt`` (1-based), or ``None`` to stop retrying."""

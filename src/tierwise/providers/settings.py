@@ -8,7 +8,11 @@
 ``TIERWISE_API_KEY``            its key, if it needs one
 ``TIERWISE_MODEL``              the model id
 ``TIERWISE_FALLBACK_MODELS``    models to try in order when the model fails: ``a,b`` or ``["a","b"]``
-``TIERWISE_TIMEOUT``            seconds per request (default 60)
+``TIERWISE_CONNECT_TIMEOUT``    seconds to open a connection to the model server (default 5)
+``TIERWISE_FIRST_BYTE_TIMEOUT`` seconds from sending a request until the server's answer begins (its
+                                response headers; connecting included), per attempt (default 20). A
+                                request that misses it is not retried (decision 74)
+``TIERWISE_TIMEOUT``            seconds of silence allowed once the answer has begun (default 60)
 ``TIERWISE_MAX_RETRIES``        retries of 429 / 5xx / timeouts per model (default 3)
 ``TIERWISE_RETRY_BASE_DELAY``   first backoff in seconds (default 0.5), doubled each retry
 ``TIERWISE_RETRY_MAX_DELAY``    longest backoff and longest ``Retry-After`` honoured (default 30)
@@ -49,6 +53,8 @@ __all__ = ["ProviderSettings"]
 _TOKENS_HINT = "; set it to a whole number of tokens, 1 or more (e.g. {})"
 _HINTS = {
     "upstream_api": "; set it to chat, responses or anthropic",
+    "connect_timeout": "; set it to a number of seconds above 0 (e.g. 5)",
+    "first_byte_timeout": "; set it to a number of seconds above 0 (e.g. 20)",
     "summary_max_tokens": _TOKENS_HINT.format(400),
     "summary_input_tokens": _TOKENS_HINT.format(6000),
 }
@@ -70,6 +76,8 @@ class ProviderSettings(BaseSettings):
     model: str | None = None
     fallback_models: Annotated[list[str], NoDecode] = Field(default_factory=list)
     timeout: float = Field(default=60.0, gt=0)
+    connect_timeout: float = Field(default=5.0, gt=0)
+    first_byte_timeout: float = Field(default=20.0, gt=0)
     max_retries: int = Field(default=3, ge=0)
     retry_base_delay: float = Field(default=0.5, ge=0)
     retry_max_delay: float = Field(default=30.0, ge=0)

@@ -10,7 +10,8 @@ the :class:`Exchange`'s events back into its own format. In between, nothing her
   builds the upstream :class:`ModelRequest` and opens the provider's stream (tierwise's retrieval
   rounds when they are offered, :func:`gateway_provider`'s retries).
 - :meth:`Exchange.collect` (whole answers) and :meth:`Exchange.start` / :meth:`Exchange.events`
-  (streams) read it; :meth:`Exchange.finish` collects the answer, its spend, and has it stored
+  (streams: the headers go with the first output or after :data:`FIRST_OUTPUT_WAIT`, decision 74)
+  read it; :meth:`Exchange.finish` collects the answer, its spend, and has it stored
   after the client has it; :meth:`Exchange.end` stores the request's messages without an answer.
 - :func:`failure_response`: what went wrong before the answer began, in OpenAI's error shape.
 
@@ -25,6 +26,7 @@ Errors, as the core raises them::
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -58,6 +60,7 @@ from tierwise.server.spent import Spent, spent_of
 from tierwise.store.checks import check_json
 
 __all__ = [
+    "FIRST_OUTPUT_WAIT",
     "PACK_TOKENS_HEADER",
     "SESSION_HEADER",
     "Exchange",
@@ -78,6 +81,24 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+FIRST_OUTPUT_WAIT = 1.0
+"""Seconds a stream's headers wait for the first output (``app.state.first_output_wait`` overrides).
+
+A failure within it — a refused connection, the upstream's 4xx, 429 or 5xx, which come in
+milliseconds — still reaches the client as its HTTP status (decision 67); after it the client has
+its headers, and a later failure (the upstream's deadlines, decision 74) comes as an error event.
+"""
+
+_END = object()
+"""What :func:`_next` returns at the end of a stream (a task cannot raise ``StopAsyncIteration``)."""
+
+
+async def _next(stream: AsyncIterator[Event]) -> Any:
+    try:
+        return await anext(stream)
+    except StopAsyncIteration:
+        return _END
 _T = TypeVar("_T")
 
 SESSION_HEADER = "X-Tierwise-Session"
@@ -250,6 +271,7 @@ class Exchange:
         pack: Packed,
         stream: AsyncIterator[Event],
         headers: dict[str, str],
+        wait: float = FIRST_OUTPUT_WAIT,
     ) -> None:
         self.sessions = sessions
         self.engine = engine
@@ -259,6 +281,9 @@ class Exchange:
         self.model = model_name(engine)
         self.seen: list[Event] = []
         self.ended = False
+        self.wait = wait
+        self._pending: asyncio.Future[Any] | None = None  # the next event, still coming after start()
+        self._over = False  # the stream ended while start() read it
 
     async def collect(self) -> tuple[ModelResponse, Spent]:
         """The whole answer and its spend, stored after; an upstream failure raised (:func:`reraise`)."""
@@ -273,26 +298,60 @@ class Exchange:
         return await self.finish()
 
     async def start(self) -> None:
-        """Wait for the first output, so an upstream failure before it still has its HTTP status."""
+        """Wait for the first output — at most ``wait`` seconds — so an early failure keeps its status.
+
+        After ``wait`` the headers may go: the event being awaited is picked up by :meth:`events`,
+        and a failure then is the stream's error event.
+        """
+        loop = asyncio.get_running_loop()
+        until = loop.time() + self.wait
+        pending: asyncio.Future[Any] | None = None
         try:
-            async for event in self.stream:
+            while True:
+                pending = asyncio.ensure_future(_next(self.stream))
+                await asyncio.wait((pending,), timeout=max(0.0, until - loop.time()))
+                if not pending.done():
+                    self._pending = pending
+                    return
+                event = pending.result()
+                if event is _END:
+                    self._over = True
+                    return
                 self.seen.append(event)
                 if is_output(event):
-                    break
+                    return
         except BaseException as exc:
+            await self._drop_pending(pending)
             await aclose(self.stream)
             self.end()
             reraise(exc)
 
+    @staticmethod
+    async def _drop_pending(pending: asyncio.Future[Any] | None) -> None:
+        """Cancel the event still being awaited (the stream cannot be closed while it runs)."""
+        if pending is not None and not pending.done():
+            pending.cancel()
+            await asyncio.gather(pending, return_exceptions=True)
+
     async def events(self) -> AsyncIterator[Event]:
         """Every event of the answer, the ones :meth:`start` read first (the stream closed after)."""
+        pending, self._pending = self._pending, None
         try:
             for event in list(self.seen):
                 yield event
+            if pending is not None:
+                event = await pending
+                if event is _END:
+                    return
+                self.seen.append(event)
+                yield event
+            if self._over:
+                return
             async for event in self.stream:
                 self.seen.append(event)
                 yield event
         finally:
+            await self._drop_pending(pending)
             await aclose(self.stream)
 
     async def finish(self) -> tuple[ModelResponse, Spent]:
@@ -363,7 +422,8 @@ async def open_exchange(request: Request, user: str, inputs: Inputs) -> Exchange
         stream = recalling.answer(provider, upstream, pack, budget)
     else:
         stream = provider.stream(upstream)
-    return Exchange(sessions, engine, pack, stream, headers)
+    wait = getattr(request.app.state, "first_output_wait", FIRST_OUTPUT_WAIT)
+    return Exchange(sessions, engine, pack, stream, headers, wait)
 
 
 async def chat_inputs(request: Request, body: ChatCompletionRequest, data: dict[str, Any]) -> Inputs:
