@@ -163,8 +163,24 @@ def window_of(raw_schema: dict[str, Any]) -> int | None:
     return None
 
 
+def broken_responses_rule(body: Any, window: int) -> str | None:
+    """Which rule a ``/v1/responses`` body breaks: the Chat Completions body it decodes to is checked
+    (tool call and output pairs, a named tool choice, ``max_output_tokens`` and the prompt within
+    the window). A body that does not decode is left to the server to refuse."""
+    from tierwise.server.responses_input import chat_body
+
+    if not isinstance(body, dict):
+        return None
+    try:
+        chat = chat_body(body)
+    except Exception:  # (a body the server refuses itself: a negative case)
+        return None
+    return broken_rule(chat, window)
+
+
 _RULES = {
     "/v1/chat/completions": broken_rule,
+    "/v1/responses": broken_responses_rule,
     "/v1/messages": broken_anthropic_rule,
     "/v1/messages/count_tokens": broken_count_rule,
 }

@@ -114,3 +114,12 @@ async def test_a_chain_missing_its_start_is_not_continued(store: Store) -> None:
     async with service(store, ScriptedModel("Three.")).client() as client:
         with pytest.raises(openai.NotFoundError):  # never a conversation with its start missing
             await client.responses.create(model="m", input="3?", previous_response_id=second.id)
+
+
+async def test_a_method_a_response_does_not_take_names_both_it_does(store: Store) -> None:
+    # Found by schemathesis: OPTIONS answered ``Allow: GET`` once DELETE was added (the first route's).
+    svc = service(store, ScriptedModel())
+    async with svc.http() as http:
+        response = await http.request("OPTIONS", "/v1/responses/resp_1")
+    assert response.status_code == 405 and response.headers["allow"] == "GET, DELETE"
+    assert response.json()["error"]["type"] == "invalid_request_error"  # OpenAI's shape, as /v1 is

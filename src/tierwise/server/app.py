@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import logging
 import sys
-from collections.abc import AsyncIterator, Callable, Collection
+from collections.abc import AsyncIterator, Callable, Collection, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -252,8 +252,7 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         headers = dict(exc.headers or {})  # a 405 keeps its Allow
-        if exc.status_code == 405 and not request.url.path.startswith("/v1/"):  # /v1 sets its own
-            # every method of the path, not only its first route's
+        if exc.status_code == 405:  # every method of the path, not only its first route's
             headers["Allow"] = _allowed(request) or headers.get("Allow", "")
         if request.url.path.startswith("/v1/"):
             from tierwise.server.openai_errors import openai_error
@@ -295,6 +294,16 @@ def create_app(
     return app
 
 
+def _leaves(routes: Any) -> Iterator[Any]:
+    """The routes themselves, the included routers' too (FastAPI keeps those as one route each)."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _leaves(inner.routes)
+        else:
+            yield route
+
+
 def _allowed(request: Request) -> str:
     """The methods some route of the request's path takes (``GET, PATCH``), for a 405's ``Allow``.
 
@@ -303,7 +312,11 @@ def _allowed(request: Request) -> str:
     from starlette.routing import Match
 
     # The routes that matched the path but not the method (a mount or a catch-all takes any method).
-    routes = [r for r in request.app.router.routes if r.matches(request.scope)[0] is Match.PARTIAL]
+    routes = [  # (not /v1's catch-all: it answers any path, with a 404 or its own 405)
+        r
+        for r in _leaves(request.app.router.routes)
+        if r.matches(request.scope)[0] is Match.PARTIAL and not getattr(r, "path", "").endswith("{path:path}")
+    ]
     allowed = []
     for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
         scope = {**request.scope, "method": method}
