@@ -18,6 +18,7 @@ import pytest
 
 from tierwise.budget import Budget
 from tierwise.chat.engine import ChatEngine
+from tierwise.chat.floor import budget_floor
 from tierwise.providers.testing import ScriptedModel
 from tierwise.server import create_app
 from tierwise.server.api_models import ChatList, ChatOut, ContextStatus, RunningChat, ServiceInfo
@@ -53,14 +54,16 @@ async def test_token_limit_is_documented_up_to_the_servers_budget(store: Store) 
     schemas = app.openapi()["components"]["schemas"]
     for name in ("NewChat", "Rename"):
         branch = _integer_branch(schemas[name]["properties"]["token_limit"])
-        assert (branch["minimum"], branch["maximum"]) == (1_000, BUDGET.available), name
+        least = budget_floor(app.state.engine)  # what the guaranteed layers need (issue 32)
+        assert (branch["minimum"], branch["maximum"]) == (least, BUDGET.available), name
     async with _http(app) as http:
         most = await http.post("/api/chats", json={"token_limit": BUDGET.available})
         assert most.status_code == 201 and most.json()["token_limit"] == BUDGET.available
         over = await http.post("/api/chats", json={"token_limit": BUDGET.available + 1})
         assert over.status_code == 422 and "7,500" in over.json()["error"]
         chat = most.json()["id"]
-        assert (await http.patch(f"/api/chats/{chat}", json={"token_limit": 1_000})).status_code == 200
+        assert (await http.patch(f"/api/chats/{chat}", json={"token_limit": least})).status_code == 200
+        assert (await http.patch(f"/api/chats/{chat}", json={"token_limit": least - 1})).status_code == 422
         assert (await http.patch(f"/api/chats/{chat}", json={"token_limit": 7_501})).status_code == 422
 
 

@@ -179,6 +179,7 @@ def create_app(
     Raises:
         UserError: ``TIERWISE_MAX_BODY_BYTES`` is not a positive number, or ``TIERWISE_MODELS`` is bad.
     """
+    from tierwise.chat.floor import budget_floor
     from tierwise.chat.terminal import local_user
     from tierwise.providers.windows import lookup_limits, models_from_env
     from tierwise.server import chats, openai_compat, usage, wire_responses, workspace_routes
@@ -289,6 +290,7 @@ def create_app(
         require_key=require_key,
         window=max_tokens_limit(engine.budget, limits) + 1,  # max_tokens documented up to the model's
         token_limit=engine.budget.available,
+        token_floor=lambda: budget_floor(engine),  # a chat's smallest token_limit (issue 32)
         models=SCHEMA_MODELS,  # /v1/messages' bodies (their routes read the raw body)
     )
     return app

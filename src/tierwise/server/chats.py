@@ -23,6 +23,7 @@ from pydantic_core import to_jsonable_python
 from sse_starlette.sse import EventSourceResponse
 
 from tierwise.chat.engine import ChatEngine
+from tierwise.chat.floor import budget_floor
 from tierwise.chat.turn import chat_budget
 from tierwise.server.api_models import ChatList, ChatOut, ContextStatus, RunningChat
 from tierwise.server.chat_context import RETIRED, check_location, describe
@@ -62,15 +63,18 @@ _SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f
 _NOT_BLANK: dict[str, Any] = {"pattern": f"[^{_SPACE}]"}
 """A title or message is more than white space: the schema says what the check (``strip()``) does."""
 
-TOKEN_LIMIT_MIN = 1_000
-"""The smallest budget a chat may have (the assistant's system prompt and tools take ~1,500)."""
+TOKEN_LIMIT_MIN = 1
+"""The schema's own floor of ``token_limit``; the real one is the engine's (:func:`budget_floor`: what
+a pack's guaranteed layers need, ~1,700 tokens for the sample assistant), set as the documented
+minimum when the OpenAPI document is made."""
 
 
 class NewChat(BaseModel):
     """A chat to create: optionally titled, about a project, task, the calendar or one day of it.
 
     ``token_limit`` is the chat's budget: the tokens each of its prompts may use (default: the
-    server's, its window less the answer's reserve), from 1,000 up to the server's.
+    server's, its window less the answer's reserve), from what the chat's guaranteed layers need
+    (system prompt, tools, a message: the schema's minimum) up to the server's.
     """
 
     model_config = ConfigDict(
@@ -117,14 +121,26 @@ class Rename(BaseModel):
 
 
 def _token_limit(engine: ChatEngine, value: int | None) -> int | None:
-    """``value`` checked against what the server allows (``None``: the server's budget)."""
+    """``value`` checked against what the server allows (``None``: the server's budget).
+
+    At least :func:`budget_floor` (below it every turn would fail: the guaranteed layers would not
+    fit), at most the server's budget.
+    """
     most = engine.budget.available
     if value is None:
         return None
-    if not TOKEN_LIMIT_MIN <= value <= most:
+    least = min(budget_floor(engine), most)
+    if value < least:
         raise ApiError(
             422,
-            f"token_limit must be between {TOKEN_LIMIT_MIN:,} and {most:,} tokens (the server's budget: "
+            f"token_limit {value:,} is too small: the smallest budget that works is {least:,} tokens "
+            f"(the system prompt, the {len(engine.registry)} tools' definitions and a message must always "
+            f"fit); send {least:,} or more",
+        )
+    if value > most:
+        raise ApiError(
+            422,
+            f"token_limit must be between {least:,} and {most:,} tokens (the server's budget: "
             f"its window less the answer's reserve), got {value:,}; start the server with a larger "
             "--budget to allow more",
         )

@@ -212,6 +212,7 @@ def document(
     require_key: bool,
     window: int | None = None,
     token_limit: int | None = None,
+    token_floor: Callable[[], int] | None = None,
     models: Sequence[type[BaseModel]] = (),
 ) -> None:
     """Add the ``/v1`` request schemas and the bearer security scheme to ``app``'s OpenAPI document.
@@ -223,7 +224,8 @@ def document(
     (any key or none is accepted in local mode). ``window``: the budget's window in tokens, which a
     body's ``max_tokens`` and ``max_completion_tokens`` must stay below (documented as their maximum).
     ``token_limit``: the largest budget a chat may be given (the server's), documented as the maximum
-    of ``token_limit`` in ``NewChat`` and ``Rename`` (more is a 422).
+    of ``token_limit`` in ``NewChat`` and ``Rename`` (more is a 422); ``token_floor``: the smallest,
+    worked out when the document is first made (:func:`tierwise.chat.floor.budget_floor`; less is a 422).
     """
     from tierwise.server.openapi_links import add_links
 
@@ -280,7 +282,8 @@ def document(
                     if isinstance(operation, dict):
                         operation["security"] = security
         if token_limit is not None:
-            _limit_token_limit(schemas, token_limit)
+            least = min(token_floor(), token_limit) if token_floor is not None else None
+            _limit_token_limit(schemas, token_limit, least)
         add_links(schema)  # where the id parameters come from (a chat's from POST /api/chats…)
         app.openapi_schema = schema
         return schema
@@ -288,8 +291,11 @@ def document(
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _limit_token_limit(schemas: dict[str, Any], most: int) -> None:
-    """Document a chat's ``token_limit`` as at most ``most``, the server's budget (more is a 422)."""
+def _limit_token_limit(schemas: dict[str, Any], most: int, least: int | None = None) -> None:
+    """Document a chat's ``token_limit`` as between ``least`` and ``most`` (outside is a 422).
+
+    ``most``: the server's budget; ``least``: what a chat's guaranteed layers need.
+    """
     for name in ("NewChat", "Rename"):
         field = schemas.get(name, {}).get("properties", {}).get("token_limit")
         if not isinstance(field, dict):
@@ -297,9 +303,12 @@ def _limit_token_limit(schemas: dict[str, Any], most: int) -> None:
         for branch in field.get("anyOf", [field]):
             if branch.get("type") == "integer":
                 branch["maximum"] = most
+                if least is not None:
+                    branch["minimum"] = least
+        at_least = "" if least is None else f"at least {least:,} (for the system prompt, tools, a message), "
         field["description"] = (
-            f"The chat's budget: the tokens each of its prompts may use, at most {most:,} (the server's: "
-            "its window less the answer's reserve); the server's when left out."
+            f"The chat's budget: the tokens each of its prompts may use, {at_least}at most {most:,} (the "
+            "server's: its window less the answer's reserve); the server's when left out."
         )
 
 
