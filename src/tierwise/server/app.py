@@ -21,6 +21,7 @@ import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -247,6 +248,12 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI checks a route's parameters and body before the route asks who is calling: without
+        # a valid key the answer is the 401 (or 429), not a 422 telling a stranger the API's shape.
+        try:
+            await run_in_threadpool(app.state.user_of, request)
+        except ApiError as refused:
+            return _problem(refused.status, str(refused), refused.headers)
         message = _validation_message(exc)
         return _problem(400 if "not valid JSON" in message else 422, message)
 

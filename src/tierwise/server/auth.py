@@ -9,6 +9,14 @@ OpenAI clients always send one; a rate limit does not change that.
 
 :class:`RateLimiter` is a token bucket per user; wrapped around ``user_of`` (:func:`rate_limited`),
 a request over the limit is a 429 whose ``Retry-After`` says how many seconds to wait.
+
+Wrong keys are throttled by client address (:class:`FailedKeys`, issue 32): once an address has sent
+:data:`FAILED_KEYS_BURST` unknown, malformed or revoked keys, and until its allowance refills
+(:data:`FAILED_KEYS_PER_MINUTE` a minute), its requests are 429s with ``Retry-After``, whatever key
+they send, so keys cannot be guessed at request speed. A request without a key is a 401 and not
+counted (no guess); local mode checks no key and throttles nothing. The count is per process (with
+``--workers`` each allows its own), by the connection's address (behind a reverse proxy, all of its
+clients share one).
 """
 
 from __future__ import annotations
@@ -28,7 +36,10 @@ from tierwise.store import Store
 
 __all__ = [
     "DEFAULT_RATE_LIMIT",
+    "FAILED_KEYS_BURST",
+    "FAILED_KEYS_PER_MINUTE",
     "MISSING_KEY",
+    "FailedKeys",
     "RateLimiter",
     "SharedRateLimiter",
     "key_of",
@@ -37,6 +48,10 @@ __all__ = [
     "rate_limited",
 ]
 
+FAILED_KEYS_BURST = 10
+"""Wrong keys an address may send at once before its requests are refused for a while."""
+FAILED_KEYS_PER_MINUTE = 10
+"""How fast an address's allowance of wrong keys refills."""
 DEFAULT_RATE_LIMIT = 600  # requests per minute per user when serving with keys (a bucket that deep)
 MISSING_KEY = "missing API key: send Authorization: Bearer <key> (create one with `tierwise keys create`)"
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
@@ -86,6 +101,14 @@ class RateLimiter:
             self._buckets[user_id] = (tokens, now)
             return (1.0 - tokens) / self._per_second
 
+    def peek(self, user_id: str) -> float | None:
+        """What :meth:`check` would answer, without taking a token."""
+        with self._lock:
+            now = self._clock()
+            tokens, then = self._buckets.get(user_id, (float(self.burst), now))
+            tokens = min(float(self.burst), tokens + max(0.0, now - then) * self._per_second)
+        return None if tokens >= 1.0 else (1.0 - tokens) / self._per_second
+
     def _forget_idle(self, now: float) -> None:
         """Drop the buckets that have refilled (forgetting them changes nothing)."""
         full = [
@@ -95,6 +118,50 @@ class RateLimiter:
         ]
         for user in full:
             del self._buckets[user]
+
+
+class FailedKeys:
+    """Wrong API keys counted per client address: after ``burst`` of them, 429s until some refill.
+
+    A :class:`RateLimiter` whose tokens are the wrong keys an address may still send; a request from
+    an address with none left is refused before its key is looked at (a right key too: it could be
+    a guess that happened to hit).
+
+    Example:
+        >>> now = [0.0]
+        >>> failed = FailedKeys(per_minute=60, burst=2, clock=lambda: now[0])
+        >>> failed.wait("10.0.0.9"), failed.failed("10.0.0.9"), failed.failed("10.0.0.9")
+        (None, None, None)
+        >>> failed.wait("10.0.0.9"), failed.wait("10.0.0.7")
+        (1.0, None)
+    """
+
+    def __init__(
+        self,
+        per_minute: int = FAILED_KEYS_PER_MINUTE,
+        *,
+        burst: int = FAILED_KEYS_BURST,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._limiter = RateLimiter(per_minute, burst=burst, clock=clock)
+
+    def wait(self, address: str) -> float | None:
+        """``None`` if ``address`` may still try a key, else the seconds until it may."""
+        return self._limiter.peek(address)
+
+    def failed(self, address: str) -> float | None:
+        """Count one wrong key from ``address``: ``None``, or the seconds to wait if none was left."""
+        return self._limiter.check(address)
+
+
+def _refuse_for(seconds_left: float) -> ApiError:
+    seconds = max(1, math.ceil(seconds_left))
+    return ApiError(
+        429,
+        f"too many wrong API keys from this address; retry after {seconds} s with a valid key "
+        "(list yours with `tierwise keys list`)",
+        headers={"Retry-After": str(seconds)},
+    )
 
 
 class SharedRateLimiter:
@@ -167,23 +234,37 @@ def make_user_of(
     require_key: bool,
     local_user_id: str,
     limiter: Limiter | None = None,
+    failed_keys: FailedKeys | None = None,
 ) -> Callable[[Request], str]:
     """The ``user_of`` of an app: with ``require_key``, the owner of the request's API key.
 
     With ``require_key`` a request without a key, or with an unknown, malformed or revoked one, is a
-    401. Without it (local mode) keys are not checked: every request acts for ``local_user_id``,
-    whatever key it sends (OpenAI clients always send one). With ``limiter``, each request also
-    takes a token from its user's bucket (429 with ``Retry-After`` when there is none).
+    401, and an address that sent too many wrong keys gets 429s for a while (``failed_keys``, a new
+    :class:`FailedKeys` by default). Without it (local mode) keys are not checked: every request acts
+    for ``local_user_id``, whatever key it sends (OpenAI clients always send one). With ``limiter``,
+    each request also takes a token from its user's bucket (429 with ``Retry-After`` when there is none).
     """
+    failures = failed_keys if failed_keys is not None else FailedKeys()
 
     def user_of(request: Request) -> str:
         if not require_key:
             return local_user_id
-        key = key_of(request)
+        address = request.client.host if request.client is not None else "unknown"
+        wait = failures.wait(address)
+        if wait is not None:
+            raise _refuse_for(wait)
+        try:
+            key = key_of(request)
+        except ApiError:  # a malformed header: a wrong key too
+            if (wait := failures.failed(address)) is not None:
+                raise _refuse_for(wait) from None
+            raise
         if key is None:
             raise ApiError(401, MISSING_KEY, headers=_CHALLENGE)
         user = user_for_key(store, key)
         if user is None:
+            if (wait := failures.failed(address)) is not None:
+                raise _refuse_for(wait)
             raise ApiError(
                 401,
                 "invalid API key: it is unknown or was revoked (list yours with `tierwise keys list`)",
