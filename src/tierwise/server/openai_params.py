@@ -43,6 +43,7 @@ from tierwise.providers.base import ChoiceDelta, ModelResponse
 __all__ = [
     "MAX_DEPTH",
     "MAX_USER_CHARS",
+    "NAMED_CHOICE_NEEDS_TOOLS",
     "BadRequest",
     "ChatCompletionRequest",
     "answer_message",
@@ -228,10 +229,15 @@ class ToolIn(BaseModel):
     function: FunctionDef
 
 
+_NOT_FUNCTION: dict[str, Any] = {"not": {"properties": {"type": {"const": "function"}}}}
+"""Another type than ``function`` (its own member of the union): so a function tool or a named choice
+matches exactly one ``oneOf`` branch of the schema, as the discriminator reads it."""
+
+
 class OtherTool(BaseModel):
     """A tool of another type (``custom``…): forwarded as sent, counted by its JSON."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=_NOT_FUNCTION)
 
     type: Annotated[str, Field(min_length=1)]
 
@@ -263,7 +269,7 @@ class NamedToolChoice(_Lenient):
 class OtherToolChoice(BaseModel):
     """A ``tool_choice`` object of another type (``allowed_tools``, ``custom``…), forwarded as sent."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=_NOT_FUNCTION)
 
     type: Annotated[str, Field(min_length=1)]
 
@@ -288,10 +294,21 @@ class StreamOptions(_Lenient):
     include_usage: Annotated[bool, _STRICT] = False
 
 
+NAMED_CHOICE_NEEDS_TOOLS: dict[str, Any] = {
+    "if": {
+        "required": ["tool_choice"],
+        "properties": {"tool_choice": {"type": "object", "properties": {"type": {"const": "function"}}}},
+    },
+    "then": {"required": ["tools"], "properties": {"tools": {"type": "array", "minItems": 1}}},
+}
+"""A named ``tool_choice`` (type ``function`` or left out) comes with ``tools`` (OpenAI: 400 without):
+the part of :func:`check_tool_choice` JSON Schema can state; that the name is among them it cannot."""
+
+
 class ChatCompletionRequest(BaseModel):
     """The body of ``POST /v1/chat/completions``; fields not listed are forwarded upstream as sent."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=NAMED_CHOICE_NEEDS_TOOLS)
 
     # At least one message that is not a system or developer message: there is nothing to answer else.
     messages: Annotated[list[MessageIn], Field(min_length=1, json_schema_extra={"contains": _CONVERSATION})]
@@ -405,6 +422,14 @@ def _deeper_than(data: Any, limit: int) -> bool:
 def check_tool_choice(body: ChatCompletionRequest) -> None:
     """A named ``tool_choice`` must name one of the request's tools (OpenAI: 400)."""
     choice = body.tool_choice
+    if isinstance(choice, NamedToolChoice) and not body.tools:  # OpenAI's words for it
+        raise BadRequest(
+            400,
+            "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified "
+            f"(it names {choice.function.name!r}); send tools with it or leave tool_choice out",
+            "invalid_value",
+            "tool_choice",
+        )
     if isinstance(choice, NamedToolChoice):
         names = {tool.function.name for tool in body.tools or () if isinstance(tool, ToolIn)}
         if choice.function.name not in names:

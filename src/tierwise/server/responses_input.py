@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, WithJsonSchema, model_validator
 
-from tierwise.server.openai_params import BadRequest
+from tierwise.server.openai_params import NAMED_CHOICE_NEEDS_TOOLS, BadRequest
 
 __all__ = [
     "CARRIED",
@@ -93,10 +93,11 @@ class ResponsesRequest(BaseModel):
     """The ``POST /v1/responses`` body, as the OpenAPI document shows it, checked by :func:`chat_body`.
 
     Other fields are accepted and, unless only the Responses API means them, forwarded as sent.
-    Booleans and numbers are taken only as JSON booleans and numbers, as on Chat Completions.
+    Booleans and numbers are taken only as JSON booleans and numbers, as on Chat Completions, and a
+    ``tool_choice`` naming a function comes with ``tools``, as there (a 400 without: issue 32).
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=NAMED_CHOICE_NEEDS_TOOLS)
 
     input: str | Annotated[list[dict[str, Any]], Field(min_length=1)]
     model: str | None = None
@@ -112,6 +113,15 @@ class ResponsesRequest(BaseModel):
     user: str | None = None
     prompt_cache_key: str | None = None
     store: Annotated[bool | None, Strict()] = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_integers(cls, data: Any) -> Any:
+        """A JSON number without a fraction (``5.0``) is an integer, as JSON Schema says; strings are not."""
+        value = data.get("max_output_tokens") if isinstance(data, dict) else None
+        if isinstance(value, float) and value.is_integer():
+            return {**data, "max_output_tokens": int(value)}
+        return data
 
 
 # The tool types (and tool choices) a Chat Completions upstream has: the others are the Responses API's own.
