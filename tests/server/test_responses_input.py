@@ -151,3 +151,4 @@ def test_declared_fields_are_checked_as_the_document_states_them() -> None:
         chat_body({"input": []})
     assert ResponsesRequest.model_json_schema()["properties"]["input"]["anyOf"][1]["minItems"] == 1
     assert chat_body({"input": "Hi", "store": False, "temperature": 1})["messages"][-1]["content"] == "Hi"
+    assert chat_body({"input": "Hi", "max_output_tokens": 5.0})["max_completion_tokens"] == 5  # (was a 400)
