@@ -470,3 +470,105 @@ def test_no_false_positives_on_locomo_turns() -> None:
     redacted = [(text, result.findings) for text in texts if (result := scrubber.scrub(text)).findings]
     assert redacted == []
     assert scrubber.counts == {}
+
+
+# -- issue 32: a maintained detector (bc-detect-secrets), whole values, command lines, a test set
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password: Tr0ub4dor&3xQ", "Tr0ub4dor&3xQ"),
+        ("DB_PASSWORD=Ab(12)cd!9", "Ab(12)cd!9"),
+        ("curl -u admin:S3cr3tPassw0rd https://api.internal/x", "S3cr3tPassw0rd"),
+        ("mysql -u root -pS3cr3t!x orders", "S3cr3t!x"),
+        ("export TOKEN=abcD1234efgh5678", "abcD1234efgh5678"),
+        ("postgres://admin:Tr0ub4dor&3xQ@db.internal:5432/app", "Tr0ub4dor&3xQ"),
+        ("password: M7{curly}[sq]<ang>", "M7{curly}[sq]<ang>"),
+        ("DB_PASSWORD=p@ss;word,with=odd'chars", "p@ss;word,with=odd'chars"),
+        ("password = 'x9$kL!q2#Zr% and more'", "x9$kL!q2#Zr% and more"),
+    ],
+)
+def test_symbol_laden_passwords_are_masked_whole(text: str, secret: str) -> None:
+    before, _, after = text.partition(secret)
+    assert re.fullmatch(
+        re.escape(before) + r"\[(?:password|api-key|token)\]" + re.escape(after), SCRUB.scrub_text(text)
+    )
+
+
+@pytest.mark.parametrize("length", [60, 260, 5_000])
+def test_long_values_are_masked_whole(length: int) -> None:
+    value = ("Ab3$" * length)[:length]
+    assert SCRUB.scrub_text(f"password={value} end") == "password=[password] end"
+    assert SCRUB.scrub_text(f'api_key = "{value}"') == 'api_key = "[api-key]"'
+
+
+def test_sentence_punctuation_and_code_are_kept() -> None:
+    assert SCRUB.scrub_text("my password is hunter2.") == "my password is [password]."
+    assert SCRUB.scrub_text("(password=abc123)") == "(password=[password])"
+    codes = ("password = getpass()", "tokenizer = AutoTokenizer.from_pretrained('m')", "SECRET_NAME=prod/db")
+    for code in codes:
+        assert SCRUB.scrub_text(code) == code
+
+
+def test_the_test_set_meets_its_recall_floors() -> None:
+    from tierwise.bench.scrub import _recall, _scrubber_caught
+    from tierwise.bench.scrub_corpus import FALSE_POSITIVES, pii_samples, secret_samples
+
+    caught, flags = _scrubber_caught(SCRUB)
+    samples = list(secret_samples())
+    rules = _recall(samples, caught)
+    assert len(rules) >= 100
+    for family, floor in (("unique", 0.95), ("keyword", 0.95), ("password", 0.95)):
+        names = {s.rule for s in samples if s.family == family}
+        hit = sum(rules[r][0] for r in names)
+        total = sum(rules[r][1] for r in names)
+        assert hit / total >= floor, (family, hit, total)
+    assert sum(c for c, _ in rules.values()) / len(samples) >= 0.95
+    for kind, (hit, total) in _recall(pii_samples(), caught).items():
+        assert hit / total >= 0.9, kind
+    assert sum(flags(t) for t in FALSE_POSITIVES) / len(FALSE_POSITIVES) <= 0.05
+
+
+LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo-dev.json"
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="LoCoMo is not in ../shared/bench/locomo")
+def test_no_false_positive_on_2000_locomo_turns() -> None:
+    from tierwise.bench.scrub import locomo_turns
+
+    turns = locomo_turns(LOCOMO)
+    assert len(turns) == 2000
+    assert [t for t in turns if SCRUB.scrub(t).findings] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("the api key 3f9a0c1d2e4b5a6f7081928374656473 works", "the api key [api-key] works"),
+        ("ssh in with password Winter2024! then", "ssh in with password [password] then"),
+        (
+            "GET https://api.io/v1?key=YTWmE4lBYOvfZ8UzDzV8f&user=bob",
+            "GET https://api.io/v1?key=[api-key]&user=bob",
+        ),
+        ("stripeToken := `Ab12Cd34Ef56Gh78`", "stripeToken := `[api-key]`"),
+        ("<apiKey>Zx9Qw8Er7Ty6Ui5Op4</apiKey>", "<apiKey>[api-key]</apiKey>"),
+        ("here: shpat_0123456789abcdef0123456789abcdef.", "here: [token]."),
+    ],
+)
+def test_detector_forms(text: str, redacted: str) -> None:
+    assert SCRUB.scrub_text(text) == redacted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the key to success in 2024 is patience",
+        "api key rotation happens every 90 days",
+        "url: https://example.com/docs",
+        "token count 1234567890123456 so far",
+        "I lost my key at 5pm yesterday",
+    ],
+)
+def test_detector_prose_kept(text: str) -> None:
+    assert SCRUB.scrub_text(text) == text

@@ -447,3 +447,25 @@ def bench_agents_command(
             )
     except UserError as exc:
         raise _fail(str(exc)) from None
+
+
+@bench_app.command("scrub")
+def bench_scrub_command(
+    locomo: Annotated[
+        Path, typer.Option(help="LoCoMo JSON for false positives and cost (its first 2,000 turns).")
+    ] = Path("../shared/bench/locomo/locomo-dev.json"),
+    before: Annotated[
+        str, typer.Option(help="Git revision whose scrub.py is measured beside today's.")
+    ] = "ee459e7",
+    out: Annotated[
+        Path | None, typer.Option(help="Also write the results as JSON here (e.g. bench/results/scrub.json).")
+    ] = None,
+) -> None:
+    """Secret and PII recall per kind, false positives and cost: tierwise, before, bc-detect-secrets."""
+    from tierwise.bench.scrub import report, run
+
+    result = run(locomo, before=before)
+    typer.echo(report(result))
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -28,25 +28,27 @@ What is caught (placeholder in brackets):
 - ``[jwt]`` JSON web tokens (``eyJ…`` header, three base64url parts).
 - ``[private-key]`` PEM private keys (RSA, EC, OPENSSH, ENCRYPTED, PGP …), from ``BEGIN`` to ``END``;
   a key cut off before its ``END`` line is redacted to the end of its base64 body.
-- ``[password]`` the value (only) of ``password=``, ``passwd:``, ``pwd=``, ``secret=``,
-  ``passphrase:`` assignments, also with prefixes and suffixes (``DB_PASSWORD``, ``client_secret``,
-  JSON ``"password": "…"``), and the password in a URL (``https://user:pw@host``). Values that are
-  code rather than secrets are kept: ``self.x``, ``snake_case`` names, calls, ``$ENV`` references,
-  types and plain words (``password: str``, ``api_key=api_key``, ``secret = getpass()``).
-  In prose and on command lines, the secret only: ``my password is hunter2``, ``the password for
-  the wifi is 'x'``, ``pw is …`` / ``pw: …``, ``--password x`` / ``--db-password=x``; unquoted, a
-  value after ``is`` or a space must not read as a word (4+ characters with a digit, a symbol or
-  inner capitals: not ``incorrect``, ``8``, ``2FA-protected``). And the password of a
-  ``user / password`` pair (spaces around the slash) with lower case and two of upper case, digits,
-  symbols (``admin / P@ss``, ``root / Passw0rd!``; not ``Read / Write-Only``, ``Gen1 / Gen2``).
+- ``[password]`` the value (only), whole whatever symbols it holds and however long, of
+  ``password=``, ``passwd:``, ``pwd=``, ``secret=``, ``passphrase:`` assignments, also with
+  prefixes and suffixes (``DB_PASSWORD``, ``client_secret``, JSON ``"password": "…"``), the password
+  in a URL (``https://user:pw@host``), of ``curl -u user:pw``, ``mysql -pPW``, ``--password x``.
+  Values that are code rather than secrets are kept: ``self.x``, ``snake_case`` names, calls,
+  ``$ENV`` references, types and plain words (``password: str``, ``api_key=api_key``,
+  ``secret = getpass()``). In prose, the secret only: ``my password is hunter2``, ``pw is …``; an
+  unquoted value after ``is`` must not read as a word. And the password of a ``user / password``
+  pair with lower case and two of upper case, digits, symbols (``admin / P@ss``).
+- Beyond these, the detectors of :mod:`tierwise.memory.scrub_detectors` (ARCHITECTURE decision 76):
+  bc-detect-secrets' vendor plugins, ~140 vendor token prefixes (modelled on gitleaks' rules),
+  any name holding a keyword of detect-secrets' list (``stripeToken = …``, ``export TOKEN=…``,
+  ``<apiKey>…</apiKey>``), ``Authorization: Basic …`` and high-entropy unquoted runs.
+  Recall per rule on our own test set: ``tierwise bench scrub`` (``bench/results/scrub.md``).
 
-What is not caught: names, postal addresses, dates of birth, national id numbers; phone numbers
-written without separators and without a phone word before them (``order 5551234567``, an id or
-an amount), or as 7-digit local numbers (``555-0199``); cards starting with 0, 1 or 7–9, failing
-Luhn, or plain 13/14/17–19-digit runs; mixed-case IBANs; keys without a known prefix unless
-assigned to a recognised name (a bare ``token=`` is not one); passwords that read as a word in prose
-(``my password is swordfish``, unless quoted), given as ``-p x``, shaped like code
-(``my_secret_pw``), or paired compactly or as a name with a number (``admin/x``, ``admin / Hunter2``).
+What is not caught: names, postal addresses, dates of birth, national id numbers, IP addresses;
+phone numbers written without separators and without a phone word before them (``order
+5551234567``), or as 7-digit local numbers (``555-0199``); cards starting with 0, 1 or 7–9, failing
+Luhn, or plain 13/14/17–19-digit runs; mixed-case IBANs; a random value with no vendor prefix, no
+keyword name and too little entropy; passwords that read as a word in prose (``my password is
+swordfish``, unless quoted) or paired compactly (``admin/x``).
 
 Kept on purpose (false positives avoided): dates and times (``2026-10-13``, ``10:30``,
 ``2026-10-13T10:30:00Z``), versions (``v1.2.3``), prices (``$1,850``), standard numbers
@@ -74,6 +76,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from tierwise.memory.scrub_detectors import DETECTORS, trim
 from tierwise.memory.scrub_numbers import card as _card
 from tierwise.memory.scrub_numbers import iban as _iban
 
@@ -168,6 +171,11 @@ _CODE_NAME = re.compile(
 )
 
 
+_PROSE_SECRET = re.compile(r"secret[ \t]*+:[ \t]")
+# A call or an index: ``getpass()``, ``os.environ["PW"]``, ``input("pw: ")`` (not ``Ab(12)cd!9``).
+_CALL = re.compile(r"[a-z_][\w.]*+(?:\(.*\)|\[.*\])[.,;]*+\Z|[a-z_][\w.]*+[(\[]\Z")
+
+
 def _value(text: str, match: re.Match[str]) -> Span | None:
     """Span of the first group that matched, unless it is a placeholder or an obvious non-secret."""
     for group in range(1, (match.re.groups or 0) + 1):
@@ -178,11 +186,17 @@ def _value(text: str, match: re.Match[str]) -> Span | None:
                 return None
             if value.startswith(("$", "%", "{{", "os.", "env.", "process.env")):
                 return None  # a reference to a secret (env var, template), not the secret
-            if group == 3 and (
-                text[match.end() : match.end() + 1] in ("(", "[") or _CODE_NAME.fullmatch(value)
-            ):
+            if group != 3:
+                return match.span(group)
+            start, end = match.span(group)
+            end = trim(text, start, end)  # sentence punctuation after an unquoted value stays
+            value = text[start:end]
+            if _PROSE_SECRET.match(match.group()) and value.isalpha():
+                return None  # ``the secret: consistency`` is prose
+            code = _CODE_NAME.fullmatch(value) or _CALL.match(value)
+            if not value or value.lower() in _NOT_SECRETS or code:
                 return None  # code: ``password = getpass(...)``, ``api_key=self.api_key``
-            return match.span(group)
+            return (start, end)
     return None
 
 
@@ -258,7 +272,7 @@ def _credential(text: str, match: re.Match[str]) -> Span | None:
     return (match.start(1), match.start(1) + len(value))
 
 
-_URL_USER = re.compile(r"://[^/\s:@]{1,64}:\Z")
+_URL_USER = re.compile(r"://[^/\s:@]{1,64}:[^/\s@]*+\Z")
 
 
 def _email(text: str, match: re.Match[str]) -> Span | None:
@@ -322,11 +336,10 @@ _B = r"(?<![\w-])"  # token start: not inside a word or a dashed name
 _NAME = r"(?<![\w:-])"  # name start: not inside a word, a dashed name or an ARN
 _NUM_START = r"(?<![\w.,/$€£#+-])"  # number start: not inside a number, price, path or id
 _NUM_END = r"(?![\w/]|[.,:-]\d)"  # number end: not followed by more of a number
-_VALUE = (
-    r"""(?:"([^"\\\r\n]{1,200})"|'([^'\\\r\n]{1,200})'|([^\s"',;&=<>()\[\]{}][^\s"',;&<>()\[\]{}]{0,199}))"""
-)
+# A value is taken whole, whatever symbols it holds and however long: quoted, or up to a space.
+_VALUE = r"""(?:"([^"\r\n]++)"|'([^'\r\n]++)'|([^\s"'`<>(\[{=,;&][^\s"`]*+))"""
 # A value in prose or a command line: quoted, or up to a space, comma or semicolon.
-_PROSE_VALUE = r"""(?:"([^"\\\r\n]{1,200})"|'([^'\\\r\n]{1,200})'|([^\s"'`,;<>()\[\]{}]{1,128}+))"""
+_PROSE_VALUE = r"""(?:"([^"\r\n]++)"|'([^'\r\n]++)'|([^\s"'`,;<>(\[{][^\s"'`]*+))"""
 _ASSIGN = r"""["']?[ \t]*+[:=][ \t]*+"""
 # A secret's name: any prefix (``DB_``, ``client_``, ``db``), the keyword, a known suffix (``_key``).
 _AFFIXED = r"\w{0,30}?(?:%s)(?:[_-](?:access[_-])?(?:key|value|token|str|string|plain(?:text)?|input|b64))?"
@@ -364,7 +377,7 @@ _RULES: tuple[_Rule, ...] = (
     _regex("api-key-assignment", "api-key", _assigned("api_?key"), _value),
     _regex("token-assignment", "token", _assigned(_TOKEN_NAMES), _value),
     _regex("password-assignment", "password", _assigned(_PASSWORD_NAMES), _value),
-    _regex("url-password", "password", r"(?<=://)[^/\s:@]{1,64}:([^/\s@]{1,128})@", _value),
+    _regex("url-password", "password", r"(?<=://)[^/\s:@]{1,64}:([^/\s]{1,512})@(?![^/\s]*@)", _value),
     _regex("password-prose", "password", _B + r"(?i:passw(?:or)?d|pwd|pw|passphrase|passcode)(?:[ \t]++"
            r"(?i:for|to|of|on)(?:[ \t]++[\w.@'-]{1,30}+){1,3}?)?(?:[ \t]++(?i:is|was)(?:[ \t]*+:)?[ \t]++"
            r"|(?<=(?i:pw))[ \t]*+[:=][ \t]*+)" + _PROSE_VALUE, _secret(prose=True)),
@@ -408,6 +421,10 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "phone-nanp": _DIGITS, "phone-trunk": ("0",), "phone-fr": ("0",), "phone-plain": _DIGITS,
 }
 # fmt: on
+# bc-detect-secrets' vendor plugins, token prefixes, keyword assignments, command lines and high
+# entropy (scrub_detectors.py), after our own rules: on the same span, ours name the kind.
+_RULES += tuple(_Rule(name, kind, scan) for name, kind, scan, _ in DETECTORS)
+_NEEDLES.update({name: needles for name, _, _, needles in DETECTORS})
 
 
 class Scrubber:
