@@ -128,3 +128,17 @@ def test_duplicate_call_ids_answered_in_order_are_orphans_not_a_group() -> None:
         {"role": "tool", "tool_call_id": "d", "content": ""},
     ]
     assert group_messages(msgs) == reference(msgs) == ([(0, 1), (1, 2)], [2, 3, 4])
+
+
+def test_tool_calls_null_is_no_call() -> None:
+    """``"tool_calls": null`` (OpenAI clients may resend it) was a TypeError: a 500 on ``/v1`` (issue 32)."""
+    msgs: list[dict[str, Any]] = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b", "tool_calls": None},
+        {"role": "user", "content": "c"},
+    ]
+    groups = MessageGroups(msgs, [1, 1, 1])
+    assert groups.orphans == [] and groups.span_by_end == {}
+    assert group_messages(msgs) == group_messages(
+        [{k: v for k, v in m.items() if v is not None} for m in msgs]
+    )
