@@ -139,3 +139,24 @@ def test_every_sqlite_connection_zeroes_what_it_deletes(tmp_path: Path) -> None:
                 assert connection.exec_driver_sql("PRAGMA secure_delete").scalar() == 1
         finally:
             store.close()
+
+
+def test_a_deleted_response_leaves_no_byte_either(tmp_path: Path) -> None:
+    """``DELETE /v1/responses/{id}`` of a response nothing builds on: its row goes, and the log too."""
+    path = tmp_path / "responses.db"
+    store = Store.open(f"sqlite:///{path}")
+    try:
+        checkpointer = store._checkpointer
+        assert isinstance(checkpointer, Checkpointer)
+        checkpointer.interval_s = 3600.0
+        ada = store.create_user("ada")
+        said = [{"role": "user", "content": f"my secret is {MARKER}"}]
+        answer = {"id": "resp_1", "output": [{"type": "message", "content": [{"text": f"{MARKER}!"}]}]}
+        store.put_api_response(ada.id, answer, session_key="k", base_id=None, system=[], added=said)
+        checkpointer.checkpoint()
+        assert _leftovers(path)[path.name] > 0
+        assert store.delete_api_response(ada.id, "resp_1")
+        assert checkpointer.wait_truncated(10)
+        assert sum(_leftovers(path).values()) == 0, _leftovers(path)
+    finally:
+        store.close()
