@@ -171,6 +171,8 @@ def serve_command(
     from tierwise.server import create_app
     from tierwise.server.auth import rate_limit_from_env
     from tierwise.server.openai_errors import max_body_bytes_from_env
+    from tierwise.store.faults import check_writable
+    from tierwise.store.settings import database_url
 
     try:
         require_key = require_key if require_key is not None else require_key_from_env()
@@ -195,6 +197,10 @@ def serve_command(
         models_from_env()  # TIERWISE_MODELS: a bad one is named now, not at the first request
     except UserError as exc:
         raise _fail(str(exc)) from None
+    try:  # a database it cannot write would fail at the first turn: refuse now, naming the fix
+        check_writable(db or database_url())
+    except UserError as exc:
+        raise _fail(f"tierwise serve cannot store chats there: {exc}") from None
     store, _, _, engine, loaded = _assistant(
         db, model, budget, cache_hints=cache_hints, summary_model=summary_model, reserve=reserve
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -122,19 +123,22 @@ async def test_a_new_sessions_chat_is_stored_with_its_first_write(store: Store) 
     assert [m.message["content"] for m in store.list_messages(svc.user, retired.id)] == ["Ready?", "Yes."]
 
 
-async def test_the_next_request_packs_the_answer_before_it_is_stored(store: Store) -> None:
+async def test_the_answer_is_stored_before_the_client_has_it(store: Store) -> None:
     model = ScriptedModel("One.", "Two.")
     svc = service(store, model, shared=False)  # one process serves the store
     transport = httpx.ASGITransport(app=svc.app)
     history: list[dict[str, Any]] = [{"role": "user", "content": "First?"}]
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
-        await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
+        first = await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
         sessions: Sessions = svc.app.state.openai_sessions
         pending = sessions._pending.get((svc.user, "s"))
-        assert pending is not None and not pending.started  # not stored yet: queued behind the reply
+        assert pending is None or pending.started  # stored before the answer went out (decision 77)
+        assert first.headers["X-Tierwise-Stored"] == "true"
+        (chat,) = await svc.api_chats()
+        assert [m["content"] for m in await svc.stored(chat.id)] == ["First?", "One."]
         history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "Second?"}]
         await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
-    # The second request did not wait for the first answer's write, and was packed with it.
+    # The second request was packed with the first answer.
     assert any(m.get("content") == "One." for m in model.requests[1].messages)
     (chat,) = await svc.api_chats()
     assert [m["content"] for m in await svc.stored(chat.id)] == ["First?", "One.", "Second?", "Two."]
@@ -158,10 +162,11 @@ async def test_with_a_cost_guard_the_next_request_records_the_previous_spend_fir
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as http:
         await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
         pending = app.state.openai_sessions._pending.get((app.state.user_of(None), "s"))
-        assert pending is not None and not pending.started
+        assert pending is None or pending.started  # recorded before the answer went out (decision 77)
+        (chat,) = store.list_chats(app.state.user_of(None), context_type="api")
+        assert ledger.spend(chat.user_id, chat.id, datetime(2000, 1, 1, tzinfo=UTC)).session_tokens > 0
         history += [{"role": "assistant", "content": "One."}, {"role": "user", "content": "Second?"}]
         await http.post("/v1/chat/completions", json={"messages": history}, headers=SESSION)
-        assert pending.started  # run by the second request, before its cost check
 
 
 async def test_a_chat_deleted_by_another_process_is_noticed_on_the_next_write(store: Store) -> None:

@@ -201,7 +201,7 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
     """Memory over a real store, packed before each model call with the chat engine's own pieces.
 
     The turn's state is the engine's :class:`~tierwise.chat.turn.TurnState`: its user message's
-    place, and the tool results it reads whole (``ChatEngine._store_tool_results`` stores each
+    place, and the tool results it reads whole (``store_tool_results`` stores each
     result as the engine does and decides that, with the engine's default ``max_result_tokens``);
     ``ChatEngine._current`` gives the turn so far, ``step_tools`` the tools of each call.
     """
@@ -210,7 +210,7 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
     from tierwise.chat import housekeeping
     from tierwise.chat.engine import ChatEngine
     from tierwise.chat.trace import Tracer
-    from tierwise.chat.turn import TurnState, step_tools
+    from tierwise.chat.turn import TurnState, step_tools, store_tool_results
     from tierwise.memory.persist import ChatMemory, StoreBlobs
     from tierwise.store import Store
     from tierwise.tools.results import ToolResult
@@ -262,7 +262,7 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
                 call_id = str(message.get("tool_call_id"))
                 turn.finished[call_id] = ToolResult(call_id, name, str(message.get("content") or ""), True)
                 if all(c.id in turn.finished for c in turn.pending_calls):
-                    ChatEngine._store_tool_results(engine, turn)  # as the engine stores them
+                    store_tool_results(turn, engine.max_result_tokens)  # as the engine stores them
                     turn.finished.clear()
             else:
                 chat.add(message)

@@ -22,7 +22,9 @@ results, which the packer leaves out); :meth:`ChatEngine.resume` answers it.
 
 Every turn ends with exactly one :class:`~tierwise.chat.events.DoneEvent`; failures of the model,
 the budget or the engine arrive as an :class:`~tierwise.chat.events.ErrorEvent` before it, never as
-an exception out of the stream.
+an exception out of the stream. A store that cannot write (the disk full, a read-only database) is
+an error event of kind ``storage`` saying what was not stored and why (decision 77): the user's
+message, or what the turn said after it; the chat's memory is then read again from the store.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ from tierwise.chat.turn import (
     account_side_call,
     chat_budget,
     created_entities,
+    failure_event,
+    finish_turn,
     pack_step,
     seen_text,
     step_tools,
@@ -56,7 +60,6 @@ from tierwise.chat.turn import (
     store_tool_results,
     stream_call,
     upkeep_while_answering,
-    usage_of,
 )
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
@@ -70,6 +73,7 @@ from tierwise.providers.errors import ProviderError
 from tierwise.providers.pricing import Price, cost
 from tierwise.providers.settings import ProviderSettings
 from tierwise.store import Chat, Store
+from tierwise.store.faults import storage_fault
 from tierwise.tools.definition import Tool, ToolContext
 from tierwise.tools.executor import ToolExecutor
 from tierwise.tools.offering import Toolbox, ToolOffering, escape_tool
@@ -263,7 +267,14 @@ class ChatEngine:
         if key in self._upkeep:  # the previous turn's upkeep: a long one stops at its next piece
             self._wanted.add(key)
         async with lock:
-            chat, record = await self.memories.aload(user_id, chat_id)  # a long chat: in a thread
+            try:
+                chat, record = await self.memories.aload(user_id, chat_id)  # a long chat: in a thread
+            except Exception as exc:  # NotFoundError, and the rest but a storage fault, raised
+                if (why := storage_fault(exc)) is None:
+                    raise
+                for event in _not_stored(chat_id, f"the chat could not be read: {why}"):
+                    yield event
+                return
             start = self._start(chat, content)
             if self.guard is not None:
                 try:
@@ -275,7 +286,15 @@ class ChatEngine:
             t = TurnState(user_id, chat_id, chat, start, Tracer(), budget=chat_budget(self.budget, record))
             t.titled = record.title_generated or record.title.strip() not in ("", "New Chat")
             if content is not None:
-                t.seqs.append(chat.add({"role": "user", "content": content}).seq)
+                try:
+                    t.seqs.append(chat.add({"role": "user", "content": content}).seq)
+                except Exception as exc:
+                    if (why := storage_fault(exc)) is None:
+                        raise
+                    self.memories.forget(user_id, chat_id)  # it may hold what the store lost
+                    for event in _not_stored(chat_id, why):
+                        yield event
+                    return
                 t.start = len(chat.memory.turns) - 1
             chat.memory.begin_turn()
             producer = asyncio.create_task(self._produce(t))
@@ -338,18 +357,18 @@ class ChatEngine:
         except TierwiseError as exc:  # ProviderNotConfigured, blocked requests, bad settings …
             t.reason, t.error = "error", ErrorEvent(str(exc), kind="provider")
         except Exception as exc:
-            log.exception("turn in chat %s failed", t.chat_id)
-            t.reason = "error"
-            t.error = ErrorEvent(
-                f"internal error ({type(exc).__name__}: {exc}); what was said so far is stored",
-                kind="internal",
-            )
+            t.reason, t.error = "error", failure_event(exc, t.chat_id, "the turn stopped: the answer")
         try:
             with self.store.batch():  # one commit for everything the turn's end writes
-                self._finish(t, time.perf_counter() - started)
-        except Exception:  # never leave the caller waiting
-            log.exception("could not finish the turn in chat %s", t.chat_id)
-            t.emit(DoneEvent(t.chat_id, "error", t.answer, t.steps, list(t.seqs), t.title))
+                ending = finish_turn(t, self.guard, self.max_result_tokens, time.perf_counter() - started)
+        except Exception as exc:  # never leave the caller waiting, nor untold
+            told = failure_event(exc, t.chat_id, "the end of the turn")
+            ending = [e for e in (t.error, told) if e is not None]
+            ending.append(DoneEvent(t.chat_id, "error", t.answer, t.steps, list(t.seqs), t.title))
+        if any(isinstance(e, ErrorEvent) and e.kind == "storage" for e in ending):
+            self.memories.forget(t.user_id, t.chat_id)  # it may hold what the store lost
+        for event in ending:
+            t.emit(event)
         t.finished_at = time.perf_counter()
         self._upkeep.add((t.user_id, t.chat_id))
         try:  # after done, still holding the chat, in a worker thread: records and maintenance
@@ -508,9 +527,6 @@ class ChatEngine:
         finally:
             for task in tasks:
                 task.cancel()
-        self._store_tool_results(t)
-
-    def _store_tool_results(self, t: TurnState) -> None:
         store_tool_results(t, self.max_result_tokens)
 
     @staticmethod
@@ -544,28 +560,6 @@ class ChatEngine:
 
     # -- finishing ---------------------------------------------------------------------------------
 
-    def _finish(self, t: TurnState, seconds: float) -> None:
-        """Store what a stop or failure left in flight, account the turn, emit usage and done."""
-        chat = t.chat
-        if t.pending_calls:  # stopped while tools ran: every call gets its result message
-            self._store_tool_results(t)
-        text = "".join(t.partial)
-        if text:  # stopped or failed mid-answer: keep the text, marked
-            meta: dict[str, Any] = {"stopped": t.reason == "stopped", "partial": True, "step": t.steps}
-            if t.error is not None:
-                meta["error"] = t.error.message
-            t.seqs.append(chat.add({"role": "assistant", "content": text}, metadata=meta).seq)
-            t.answer = text
-            t.partial.clear()
-        if t.error is not None:
-            t.emit(t.error)
-        usage = usage_of(t, self.guard)
-        if usage is not None:
-            t.emit(usage)
-        t.tracer.event("turn.done", reason=t.reason, steps=t.steps, seconds=round(seconds, 4))
-        t.usage = usage
-        t.emit(DoneEvent(t.chat_id, t.reason, t.answer, t.steps, list(t.seqs), t.title, t.tracer.trace_id))
-
     def _after(self, t: TurnState) -> None:
         """After done (in a worker thread): memory upkeep, then the turn's records.
 
@@ -587,6 +581,12 @@ class ChatEngine:
         if self.guard is not None:
             self.guard.record(t.user_id, t.chat_id, tokens=usage.total_tokens, dollars=dollars)
         self.store.add_tokens_used(t.user_id, t.chat_id, usage.total_tokens)
+
+
+def _not_stored(chat_id: str, why: str) -> list[TurnEvent]:
+    """The turn's end when the user's message could not be stored: the error, and done."""
+    log.error("storing a message in chat %s failed: %s", chat_id, why)
+    return [ErrorEvent(f"your message was not stored: {why}", kind="storage"), DoneEvent(chat_id, "error")]
 
 
 def _waiting(message: Mapping[str, Any]) -> bool:

@@ -117,7 +117,7 @@ class ErrorEvent:
     """The turn failed or was refused; ``message`` says why and what to do."""
 
     message: str
-    kind: Literal["provider", "budget", "busy", "internal"] = "provider"
+    kind: Literal["provider", "budget", "busy", "storage", "internal"] = "provider"
     retryable: bool = False
     type: Literal["error"] = "error"
 

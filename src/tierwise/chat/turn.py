@@ -39,6 +39,7 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.pricing import Price, cache_savings, cost
 from tierwise.store import Chat, Store
+from tierwise.store.faults import storage_fault
 from tierwise.summarize.llm import counting_usage, off_request_path
 from tierwise.tools.offering import MORE_TOOLS, OfferView, Toolbox, ToolOffering, offered
 from tierwise.tools.registry import ToolRegistry
@@ -52,6 +53,8 @@ __all__ = [
     "account_side_call",
     "chat_budget",
     "created_entities",
+    "failure_event",
+    "finish_turn",
     "last_step_note",
     "seen_text",
     "step_tools",
@@ -462,6 +465,49 @@ def pack_step(
         record=False,  # audited and snapshotted after done, off the answer's path
         recap=history_recap(registry),  # earlier turns' results: recaps (chat/recap.py)
     )
+
+
+def failure_event(exc: Exception, chat_id: str, what: str) -> ErrorEvent:
+    """The exception that ended a turn as its error event: a storage fault says ``what`` was not stored.
+
+    Anything else is an internal error, logged with its traceback.
+    """
+    why = storage_fault(exc)
+    if why is None:
+        log.error("turn in chat %s failed", chat_id, exc_info=exc)
+        message = f"internal error ({type(exc).__name__}: {exc}); what was said so far is stored"
+        return ErrorEvent(message, kind="internal")
+    log.error("%s in chat %s could not be stored: %s", what, chat_id, why)
+    return ErrorEvent(f"{what} could not be stored: {why}", kind="storage")
+
+
+def finish_turn(
+    t: TurnState, guard: CostGuard | None, whole_limit: int | None, seconds: float
+) -> list[TurnEvent]:
+    """Store what a stop or failure left in flight and account the turn; the events that end it.
+
+    The events (the error, usage, done) are the caller's to emit once what this stored is committed:
+    a turn whose end could not be stored says so instead (decision 77).
+    """
+    chat = t.chat
+    if t.pending_calls:  # stopped while tools ran: every call gets its result message
+        store_tool_results(t, whole_limit)
+    text = "".join(t.partial)
+    if text:  # stopped or failed mid-answer: keep the text, marked
+        meta: dict[str, Any] = {"stopped": t.reason == "stopped", "partial": True, "step": t.steps}
+        if t.error is not None:
+            meta["error"] = t.error.message
+        t.seqs.append(chat.add({"role": "assistant", "content": text}, metadata=meta).seq)
+        t.answer = text
+        t.partial.clear()
+    events: list[TurnEvent] = [t.error] if t.error is not None else []
+    usage = usage_of(t, guard)
+    if usage is not None:
+        events.append(usage)
+    t.tracer.event("turn.done", reason=t.reason, steps=t.steps, seconds=round(seconds, 4))
+    t.usage = usage
+    events.append(DoneEvent(t.chat_id, t.reason, t.answer, t.steps, list(t.seqs), t.title, t.tracer.trace_id))
+    return events
 
 
 def store_tool_results(t: TurnState, whole_limit: int | None) -> None:

@@ -65,6 +65,7 @@ from tierwise.server.gateway import (
     SESSION_HEADER,
     Exchange,
     Inputs,
+    NotStored,
     UpstreamFailed,
     internal,
     max_body_bytes,
@@ -257,6 +258,8 @@ def _failed(exc: Exception) -> JSONResponse:
         return anthropic_error(400, f"prompt is too long: {exc}")
     if isinstance(exc, UpstreamFailed):
         return anthropic_error(502, str(exc))
+    if isinstance(exc, NotStored):
+        return anthropic_error(503, str(exc), _NO_RETRY)
     if isinstance(exc, ProviderError):  # as the upstream gave it: its status, message, retry headers
         status, body, headers = failure(exc)
         return anthropic_error(status, str(body["error"]["message"]), headers)
@@ -302,6 +305,7 @@ async def _events(exchange: Exchange, encoder: StreamEncoder) -> AsyncIterator[s
             for text in encoder.calls(calls):
                 yield text
         response, spent = await exchange.finish()
+        yield exchange.unstored()  # (an SSE comment, when the answer could not be stored)
         sequence = stop_sequence(response)
         reason = stop_reason(response.finish_reason, bool(response.tool_calls), sequence)
         for text in encoder.finish(reason, _usage(spent), sequence):

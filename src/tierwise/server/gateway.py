@@ -15,6 +15,11 @@ the :class:`Exchange`'s events back into its own format. In between, nothing her
   after the client has it; :meth:`Exchange.end` stores the request's messages without an answer.
 - :func:`failure_response`: what went wrong before the answer began, in OpenAI's error shape.
 
+What could not be stored is told (decision 77): the request's messages — a 503
+(:class:`NotStored`) when that is known before the answer's status goes out; the answer — an
+``X-Tierwise-Stored: false`` header on a whole answer, a comment before the stream's end
+(:meth:`Exchange.unstored`), and a log line.
+
 Errors, as the core raises them::
 
     BadRequest            a request tierwise refuses (400), before the upstream is called
@@ -22,6 +27,7 @@ Errors, as the core raises them::
     BudgetError           what must be sent whole does not fit the model (400)
     ProviderError         the upstream's own failure, passed on as it gave it
     UpstreamFailed        another upstream failure (blocked, misconfigured…: 502)
+    NotStored             the request's messages could not be stored (503, not to be retried)
 """
 
 from __future__ import annotations
@@ -63,8 +69,10 @@ __all__ = [
     "FIRST_OUTPUT_WAIT",
     "PACK_TOKENS_HEADER",
     "SESSION_HEADER",
+    "STORED_HEADER",
     "Exchange",
     "Inputs",
+    "NotStored",
     "UpstreamFailed",
     "budget_plan",
     "chat_inputs",
@@ -90,6 +98,14 @@ milliseconds — still reaches the client as its HTTP status (decision 67); afte
 its headers, and a later failure (the upstream's deadlines, decision 74) comes as an error event.
 """
 
+STORED_HEADER = "X-Tierwise-Stored"
+"""On a whole ``/v1`` answer: ``true`` once it is stored, ``false`` when it could not be (decision 77)."""
+
+
+class NotStored(TierwiseError):
+    """The request's messages could not be stored (the disk full, a read-only database): a 503."""
+
+
 _END = object()
 """What :func:`_next` returns at the end of a stream (a task cannot raise ``StopAsyncIteration``)."""
 
@@ -99,6 +115,8 @@ async def _next(stream: AsyncIterator[Event]) -> Any:
         return await anext(stream)
     except StopAsyncIteration:
         return _END
+
+
 _T = TypeVar("_T")
 
 SESSION_HEADER = "X-Tierwise-Session"
@@ -281,6 +299,7 @@ class Exchange:
         self.model = model_name(engine)
         self.seen: list[Event] = []
         self.ended = False
+        self.fault: str | None = None  # why the answer could not be stored
         self.wait = wait
         self._pending: asyncio.Future[Any] | None = None  # the next event, still coming after start()
         self._over = False  # the stream ended while start() read it
@@ -290,6 +309,7 @@ class Exchange:
         try:
             async for event in self.stream:
                 self.seen.append(event)
+            self._stored(await self.sessions.settled(self.pack))
         except BaseException as exc:
             self.end()  # no answer: the request's messages are stored all the same
             reraise(exc)
@@ -297,11 +317,17 @@ class Exchange:
             await aclose(self.stream)
         return await self.finish()
 
+    def _stored(self, fault: str | None) -> None:
+        """Raise :class:`NotStored` when the request's messages could not be stored (``fault``: why)."""
+        if fault is not None:
+            raise NotStored(f"tierwise could not store this conversation, so it is not answered: {fault}")
+
     async def start(self) -> None:
         """Wait for the first output — at most ``wait`` seconds — so an early failure keeps its status.
 
         After ``wait`` the headers may go: the event being awaited is picked up by :meth:`events`,
-        and a failure then is the stream's error event.
+        and a failure then is the stream's error event. With the first output, the request's
+        messages are stored (they were while the upstream answered): :class:`NotStored` if not.
         """
         loop = asyncio.get_running_loop()
         until = loop.time() + self.wait
@@ -312,13 +338,16 @@ class Exchange:
                 await asyncio.wait((pending,), timeout=max(0.0, until - loop.time()))
                 if not pending.done():
                     self._pending = pending
+                    self._stored(self.pack.handle.fault)
                     return
                 event = pending.result()
                 if event is _END:
                     self._over = True
                     return
                 self.seen.append(event)
-                if is_output(event):
+                if is_output(event):  # the request's messages stored first (a long history: if known)
+                    handle = self.pack.handle
+                    self._stored(handle.fault if handle.heavy else await self.sessions.settled(self.pack))
                     return
         except BaseException as exc:
             await self._drop_pending(pending)
@@ -359,8 +388,13 @@ class Exchange:
         response = await collect(_replay(self.seen))
         spent = spent_of(self.engine, response.usage, self.pack.tokens, response)
         self.ended = True
-        await self.sessions.answered(self.pack, response, spent)
+        self.fault = await self.sessions.answered(self.pack, response, spent)
+        self.headers[STORED_HEADER] = "false" if self.fault else "true"
         return response, spent
+
+    def unstored(self) -> str:
+        """After :meth:`finish`: an SSE comment saying the answer could not be stored, else nothing."""
+        return f": tierwise could not store this answer: {self.fault}\n\n" if self.fault else ""
 
     def end(self) -> None:
         """No answer (an upstream error, a client gone): the request's messages are stored alone."""
@@ -474,6 +508,8 @@ def failure_response(exc: Exception, *, param: str = "messages", what: str = "co
         return openai_error(400, str(exc), code="context_length_exceeded", param=param)
     if isinstance(exc, UpstreamFailed):
         return JSONResponse(error_body(str(exc), "upstream_error", "upstream_error"), status_code=502)
+    if isinstance(exc, NotStored):  # a retry would meet the same disk (and pay the upstream again)
+        return openai_error(503, str(exc), code="storage_unavailable", headers={"x-should-retry": "false"})
     if isinstance(exc, ProviderError):  # as the upstream gave it: status, error, Retry-After
         return upstream_failure(exc)
     if isinstance(exc, UserError):
@@ -487,7 +523,7 @@ def reraise(exc: BaseException) -> NoReturn:
 
     A ``ProviderError`` is raised as it is, another tierwise error as :class:`UpstreamFailed`.
     """
-    if isinstance(exc, TierwiseError) and not isinstance(exc, ProviderError):
+    if isinstance(exc, TierwiseError) and not isinstance(exc, ProviderError | NotStored):
         raise UpstreamFailed(f"the upstream model failed: {exc}") from exc
     raise exc
 

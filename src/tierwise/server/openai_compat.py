@@ -286,6 +286,7 @@ def _streamed(exchange: Exchange, include_usage: bool) -> Response:
                 **response.fields,
             }
             yield f"data: {json.dumps(payload)}\n\n"
+        yield exchange.unstored()  # (an SSE comment, when the answer could not be stored)
         yield "data: [DONE]\n\n"
 
     return StreamingResponse(

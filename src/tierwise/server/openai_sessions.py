@@ -21,22 +21,22 @@ UI or the endpoint touches it) and, per request:
    the loop serving other requests between them) and stores the staged messages with the pack's
    audit and snapshot (:meth:`Sessions.settle`; a closed segment or a long history first, in a piece
    of its own, a long history 2,000 messages a commit so other chats' writes need not wait for it);
-5. at ``[DONE]`` **remembers the answer** (:meth:`Sessions.answered`: the session's next request
-   packs with it) and stores it with the turn's usage and spend 20 ms later, off every client's
-   path (:meth:`Sessions.end`). Only with a cost guard does the next request wait for that write
-   (the guard must see the spend). A request that gets no answer (the upstream failed, the client
-   went away) still stores its messages. If the process dies in between, nothing is corrupted: the
-   client's next request carries the messages and the answer in its history, and they are stored
-   then.
+5. before ``[DONE]`` **remembers the answer** (:meth:`Sessions.answered`: the session's next
+   request packs with it) and stores it with the turn's usage and spend, so a process killed at
+   ``[DONE]`` has it (decision 77; the final chunk waits for that one commit). What could not be
+   stored is told: :meth:`Sessions.answered` returns why, and :meth:`Sessions.settled` why the
+   request's messages were not (the endpoint then answers 503). A request that gets no answer (the
+   upstream failed, the client went away) still stores its messages, 20 ms later
+   (:meth:`Sessions.end`).
 
 Memory upkeep always runs at the same point of a request — after its messages, before its answer —
 whichever step gets to it first, so the next pack does not depend on timing.
 
 **Several processes** (``shared``, on PostgreSQL): each request finds the session's chat in the
 store (one indexed read; the chat's memory is loaded again only if another process wrote to it), and
-the answer, its usage and spend are stored *before* ``[DONE]``, so whichever process the client's next
-request reaches finds it (and a cost guard sees its spend). Two requests of one session at the same
-time on two processes are not serialised: the second to write finds the chat moved on
+the answer, its usage and spend are stored before ``[DONE]`` (as with one process), so whichever
+process the client's next request reaches finds it (and a cost guard sees its spend). Two requests of
+one session at the same time on two processes are not serialised: the second to write finds the chat moved on
 (:class:`StaleMemory`), stores nothing, and the client's next request carries its messages.
 """
 
@@ -46,7 +46,7 @@ import asyncio
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -58,7 +58,6 @@ from tierwise.budget import Budget, band_for_health
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.memories import HEAVY_MESSAGES
 from tierwise.chat.summaries import model_upkeep, pending_summaries
-from tierwise.collector import run_long
 from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
 from tierwise.packing.report import Pack
@@ -68,8 +67,10 @@ from tierwise.server.openai_history import diverged as _diverged
 from tierwise.server.openai_history import entity_id, resent, session_title
 from tierwise.server.openai_params import answer_message
 from tierwise.server.openai_recall import Retrieval
+from tierwise.server.session_work import SessionWork
 from tierwise.server.spent import Spent, record_spend, record_upkeep
 from tierwise.store.errors import NotFoundError
+from tierwise.store.faults import storage_fault
 from tierwise.store.models import new_id, utcnow
 from tierwise.summarize.llm import LLMSummarizer
 
@@ -78,7 +79,7 @@ __all__ = ["CONTEXT_TYPE", "HEAVY_MESSAGES", "RETIRED_CONTEXT_TYPE", "Prepared",
 log = logging.getLogger(__name__)
 
 CONTEXT_TYPE = "api"
-_FINISH_AFTER_S = 0.02
+_FINISH_AFTER_S = 0.02  # a request without an answer is stored after its error goes out
 _MAX_REMEMBERED = 10_000
 
 T = TypeVar("T")
@@ -118,6 +119,8 @@ class Prepared:
     steps: int = 1  # upstream requests for the answer (more when tierwise answered its retrieval tools)
     retrieval: list[dict[str, Any]] = field(default_factory=list)  # those calls: name, ok, ms
     sent: tuple[list[dict[str, Any]], int] | None = None  # the pack as forwarded, its tokens (resent)
+    settling: asyncio.Task[None] | None = None  # storing the request's messages (begin)
+    fault: str | None = None  # why they could not be stored
 
     @property
     def chat_id(self) -> str:
@@ -145,9 +148,10 @@ class _Finish:
     task: asyncio.Task[None] | None = None
     started: bool = False
     heavy: bool = False
+    fault: str | None = None  # why the answer could not be stored
 
 
-class Sessions:
+class Sessions(SessionWork):
     """The endpoint's sessions in one app: chat ids, per-session locks, answers still being stored.
 
     :meth:`prepare` and :meth:`finish` touch the store and pack; they run through :meth:`run` (on
@@ -159,7 +163,7 @@ class Sessions:
         self.engine = engine
         self.store = engine.store
         sqlite = engine.store.engine.dialect.name == "sqlite"
-        self.inline = sqlite if inline is None else inline
+        super().__init__(sqlite if inline is None else inline)
         # Other processes may serve the same database (PostgreSQL: ``serve --workers``, or several
         # hosts): a session's chat is found in the store on every request, and its answer is stored
         # before the client has it (see the module's "Several processes").
@@ -170,59 +174,8 @@ class Sessions:
         self._pending: dict[tuple[str, str], _Finish] = {}
         self._creating: dict[tuple[str, str], dict[str, Any]] = {}  # new chats not stored yet
         self.branches = Branches(self.store, engine.memories, self._set_type)
-        self._background: set[asyncio.Task[None]] = set()
-        self._one_piece = asyncio.Lock()  # background pieces on the loop: one at a time
-        self._heavy = 0  # heavy pieces running in threads (then the others leave the loop too)
 
     # -- on the event loop -------------------------------------------------------------------------
-
-    async def run(self, work: Callable[[], T], *, heavy: bool = False) -> T:
-        """Run store-and-memory ``work``: on the event loop for SQLite, in a worker thread otherwise.
-
-        SQLite is in the process: its calls are CPU work that a worker thread would only contend for
-        the interpreter lock with (measured: added p99 1.7 s with threads vs 0.15 s inline, 50
-        clients). A PostgreSQL call waits on a socket, so it goes to a worker thread.
-
-        ``heavy`` work (a long history to ingest or load) goes to a worker thread even on SQLite: it
-        would hold the loop, and every other client, for its whole length. While heavy work runs,
-        every other piece goes to a thread too: SQLite has one writer, and a small write on the loop
-        would wait there for the heavy one's commit, holding the loop (measured: 3.2 s).
-        """
-        if self.inline and not heavy and not self._heavy:
-            return work()
-        return await self._in_thread(work, heavy)
-
-    async def _in_thread(self, work: Callable[[], T], heavy: bool) -> T:
-        """``work`` in a worker thread (counted while it runs, when ``heavy``)."""
-        if not heavy:
-            return await anyio.to_thread.run_sync(work)
-        self._heavy += 1
-        try:
-            return await anyio.to_thread.run_sync(run_long, work)
-        finally:
-            self._heavy -= 1
-
-    async def later(self, work: Callable[[], T], *, heavy: bool = False) -> T:
-        """:meth:`run` background ``work`` (a piece of it): on the loop, one piece at a time.
-
-        Each piece first lets the loop serve what is waiting (new requests, chunks to relay), and
-        pieces of different sessions queue for their turn instead of running back to back: a
-        request waits for one piece at most, not for every session's.
-        """
-        if not self.inline or heavy or self._heavy > 0:  # as in run()
-            return await self._in_thread(work, heavy)
-        async with self._one_piece:
-            await asyncio.sleep(0)
-            if self._heavy > 0:  # heavy work started while this piece waited its turn
-                return await self._in_thread(work, heavy)
-            return work()
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """Run ``work`` in the background (:meth:`drain` waits for it)."""
-        task = asyncio.get_running_loop().create_task(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        return task
 
     async def begin(self, user: str, key: str, turn: Turn) -> Packed:
         """:meth:`prepare`, through :meth:`run` (with a cost guard, once the previous spend is recorded).
@@ -243,10 +196,11 @@ class Sessions:
                 if prepared.memory.unsynced:  # a closed segment, a long history: a piece of its own
                     await self.later(partial(self.settle, prepared, "messages"), heavy=heavy)
                 await self.later(partial(self.settle, prepared), heavy=heavy)
-            except Exception:
-                log.exception("storing the request of session %s failed", key)
+            except Exception as exc:
+                prepared.fault = _words(exc)
+                log.error("storing the request of session %s failed: %s", key, prepared.fault, exc_info=exc)
 
-        self._spawn(settle())
+        prepared.settling = self._spawn(settle())
         pack = prepared.pack
         messages, tokens = prepared.sent or (pack.messages, pack.report.total_tokens)
         return Packed(key, prepared.chat_id, messages, pack.tools, tokens, prepared)
@@ -267,18 +221,27 @@ class Sessions:
                     spend = (self.engine, prepared.memory, used, self._write_chat, prepared.lock)
                     await self.later(partial(record_upkeep, *spend), heavy=prepared.heavy)
 
-    async def answered(self, packed: Packed, response: ModelResponse, spent: Spent) -> None:
-        """Remember the answer (the session's next request packs with it), then :meth:`end`.
+    async def answered(self, packed: Packed, response: ModelResponse, spent: Spent) -> str | None:
+        """Remember the answer (the session's next request packs with it) and store it: why not, if not.
 
-        Only memory changes here, on the answer's path; the store's writes come after.
+        Stored before the caller sends ``[DONE]`` (decision 77): with one commit's wait on the
+        answer's path, a process killed after ``[DONE]`` keeps it, and another process serving the
+        session's next request finds it.
         """
         try:
             await self.run(partial(self.take_answer, packed.handle, response), heavy=packed.handle.heavy)
         except Exception:  # end() stores (and remembers) it all the same
             log.exception("remembering the answer of session %s failed", packed.key)
         job = self.end(packed, response, spent)
-        if self.shared:  # the session's next request may reach another process: stored first
-            await self._start(job, now=True)
+        await self._start(job, now=True)
+        return job.fault
+
+    async def settled(self, packed: Packed) -> str | None:
+        """Once the request's messages are stored (:meth:`begin`): why they could not be, if not."""
+        prepared = packed.handle
+        if prepared.settling is not None and not prepared.settling.done():
+            await asyncio.shield(prepared.settling)
+        return prepared.fault
 
     def end(
         self, packed: Packed, response: ModelResponse | None = None, spent: Spent | None = None
@@ -297,8 +260,11 @@ class Sessions:
         def work() -> None:
             try:
                 self.finish(prepared, response, spent)
-            except Exception:
-                log.exception("storing the answer of session %s failed", prepared.key)
+            except Exception as exc:
+                job.fault = _words(exc)
+                log.error(
+                    "storing the answer of session %s failed: %s", prepared.key, job.fault, exc_info=exc
+                )
 
         job = _Finish(work, heavy=prepared.heavy)
 
@@ -331,11 +297,6 @@ class Sessions:
             await self._start(job, now=True)
         elif job.task is not None:
             await asyncio.shield(job.task)
-
-    async def drain(self) -> None:
-        """Wait for every request and answer still being stored (on shutdown)."""
-        while self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
 
     # -- through run() ------------------------------------------------------------------------------
 
@@ -598,3 +559,8 @@ class Sessions:
             except Exception:
                 log.exception("recording the spending of session %s failed", prepared.key)
             raise
+
+
+def _words(exc: Exception) -> str:
+    """Why a write failed, as the client is told: a storage fault in words, else the exception."""
+    return storage_fault(exc) or f"{type(exc).__name__}: {exc}"

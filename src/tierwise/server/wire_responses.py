@@ -479,4 +479,5 @@ class _Answer:
         obj = self.final(response, spent)
         await self._store(request, obj, response)  # before the client may continue from it
         kind = "response.completed" if obj["status"] == "completed" else "response.incomplete"
+        yield self.exchange.unstored()  # (an SSE comment, when the answer could not be stored)
         yield self._event(kind, response=obj)
