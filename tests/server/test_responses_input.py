@@ -152,3 +152,13 @@ def test_declared_fields_are_checked_as_the_document_states_them() -> None:
     assert ResponsesRequest.model_json_schema()["properties"]["input"]["anyOf"][1]["minItems"] == 1
     assert chat_body({"input": "Hi", "store": False, "temperature": 1})["messages"][-1]["content"] == "Hi"
     assert chat_body({"input": "Hi", "max_output_tokens": 5.0})["max_completion_tokens"] == 5  # (was a 400)
+
+
+def test_chat_completions_parameters_it_carries_are_typed_as_there() -> None:
+    # Found by schemathesis: ``n: false`` was admitted by the document (any extra field) and refused.
+    properties = ResponsesRequest.model_json_schema()["properties"]
+    assert {"n", "seed", "stop", "logprobs"} <= set(properties)
+    with pytest.raises(ValidationError) as caught:
+        chat_body({"input": "Hi", "n": False})
+    assert caught.value.errors()[0]["loc"][0] == "n"
+    assert chat_body({"input": "Hi", "seed": 7.0, "x-custom": {"a": 1}})["seed"] == 7  # others as sent

@@ -32,9 +32,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, WithJsonSchema, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    WithJsonSchema,
+    create_model,
+    model_validator,
+)
 
-from tierwise.server.openai_params import NAMED_CHOICE_NEEDS_TOOLS, BadRequest
+from tierwise.server.openai_params import NAMED_CHOICE_NEEDS_TOOLS, BadRequest, ChatCompletionRequest
 
 __all__ = [
     "CARRIED",
@@ -89,13 +98,8 @@ _ToolChoice = Annotated[
 """A named tool choice (``{"type": "function", "name": …}``, ``allowed_tools``, a hosted tool's type)."""
 
 
-class ResponsesRequest(BaseModel):
-    """The ``POST /v1/responses`` body, as the OpenAPI document shows it, checked by :func:`chat_body`.
-
-    Other fields are accepted and, unless only the Responses API means them, forwarded as sent.
-    Booleans and numbers are taken only as JSON booleans and numbers, as on Chat Completions, and a
-    ``tool_choice`` naming a function comes with ``tools``, as there (a 400 without: issue 32).
-    """
+class _ResponsesBody(BaseModel):
+    """The Responses API's own fields of a ``POST /v1/responses`` body (:data:`ResponsesRequest`)."""
 
     model_config = ConfigDict(extra="allow", json_schema_extra=NAMED_CHOICE_NEEDS_TOOLS)
 
@@ -118,10 +122,49 @@ class ResponsesRequest(BaseModel):
     @classmethod
     def _json_integers(cls, data: Any) -> Any:
         """A JSON number without a fraction (``5.0``) is an integer, as JSON Schema says; strings are not."""
-        value = data.get("max_output_tokens") if isinstance(data, dict) else None
-        if isinstance(value, float) and value.is_integer():
-            return {**data, "max_output_tokens": int(value)}
-        return data
+        if not isinstance(data, dict):
+            return data
+        whole = {
+            name: int(value)
+            for name in ("max_output_tokens", "max_tokens", "max_completion_tokens", "n", "seed")
+            if isinstance(value := data.get(name), float) and value.is_integer()
+        }
+        return {**data, **whole} if whole else data
+
+
+_CHAT_FIELDS = (
+    "max_tokens",
+    "max_completion_tokens",
+    "n",
+    "stop",
+    "seed",
+    "frequency_penalty",
+    "presence_penalty",
+    "logprobs",
+    "logit_bias",
+    "response_format",
+    "parallel_tool_calls",
+    "reasoning_effort",
+)
+"""Chat Completions parameters a Responses body may carry on (forwarded as sent, so checked as there)."""
+
+_chat_fields: dict[str, Any] = {
+    name: (ChatCompletionRequest.model_fields[name].annotation, ChatCompletionRequest.model_fields[name])
+    for name in _CHAT_FIELDS
+}
+ResponsesRequest = create_model(
+    "ResponsesRequest",
+    __base__=_ResponsesBody,
+    __doc__=(
+        "The ``POST /v1/responses`` body, as the OpenAPI document shows it, checked by :func:`chat_body`.\n\n"
+        "Other fields are accepted and, unless only the Responses API means them, forwarded as sent; "
+        "the Chat Completions parameters among them (:data:`_CHAT_FIELDS`: ``n``, ``seed``, ``stop``…) "
+        "are typed as there, since they are checked as there (schemathesis: ``n: false`` was admitted by "
+        "the document and refused). Booleans and numbers are taken only as JSON booleans and numbers, "
+        "and a ``tool_choice`` naming a function comes with ``tools``, as on Chat Completions."
+    ),
+    **_chat_fields,
+)
 
 
 # The tool types (and tool choices) a Chat Completions upstream has: the others are the Responses API's own.
