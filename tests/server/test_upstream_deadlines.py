@@ -49,15 +49,19 @@ def served(tmp_path: Path, silent: Silent, wait: float) -> Iterator[str]:
         store.close()
 
 
-def test_a_stream_has_its_headers_at_once_and_the_deadline_error_after(tmp_path: Path, silent: Silent) -> None:
+def test_a_stream_has_its_headers_at_once_and_the_deadline_error_after(
+    tmp_path: Path, silent: Silent
+) -> None:
     for base in served(tmp_path, silent, wait=0.05):
-        with httpx.Client(base_url=base, timeout=30) as client:
-            with client.stream("POST", "/v1/chat/completions", json={**HI, "stream": True}) as response:
-                headed = time.monotonic()
-                assert response.status_code == 200
-                assert response.headers["X-Tierwise-Chat"]
-                body = response.read().decode()
-                ended = time.monotonic()
+        with (
+            httpx.Client(base_url=base, timeout=30) as client,
+            client.stream("POST", "/v1/chat/completions", json={**HI, "stream": True}) as response,
+        ):
+            headed = time.monotonic()
+            assert response.status_code == 200
+            assert response.headers["X-Tierwise-Chat"]
+            body = response.read().decode()
+            ended = time.monotonic()
     events = [line.removeprefix("data: ") for line in body.splitlines() if line.startswith("data: ")]
     assert "[DONE]" not in events
     error = json.loads(events[-1])["error"]

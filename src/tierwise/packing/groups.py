@@ -70,7 +70,7 @@ class MessageGroups:
         messages, costs, spans = self.messages, self.costs, self.span_by_end
         pos, total = 0, len(results)
         for i in callers:
-            calls = messages[i]["tool_calls"] or ()  # "tool_calls": null is OpenAI's "none"
+            calls: Sequence[Any] = messages[i]["tool_calls"] or ()  # "tool_calls": null is OpenAI's "none"
             k = len(calls)
             if roles[i] != "assistant" or not k or pos + k > total or results[pos] != i + 1:
                 return False
