@@ -56,7 +56,7 @@ from tierwise.providers.base import (
     Usage,
 )
 from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, timeout_error
-from tierwise.providers.http import HTTPProvider
+from tierwise.providers.http import HTTPProvider, sse_events
 from tierwise.providers.retry import is_retryable_status, parse_retry_after
 
 __all__ = ["ERROR_STATUS", "AnthropicProvider", "anthropic_error", "finish_reason", "usage_of"]
@@ -163,22 +163,6 @@ def anthropic_error(exc: Exception, model: str, *, answering: bool = False) -> P
             unanswered=not answering,
         )
     return ProviderError(f"{model}: {type(exc).__name__}: {exc}", model=model)
-
-
-async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]]:
-    """Server-sent events as ``(event, data)``; a line-oriented reader, as the format is."""
-    kind, data = "", list[str]()
-    async for line in lines:
-        if not line:
-            if data or kind:
-                yield kind, "\n".join(data)
-            kind, data = "", list[str]()
-        elif line.startswith("event:"):
-            kind = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if data or kind:
-        yield kind, "\n".join(data)
 
 
 class _Decoder:
@@ -335,7 +319,7 @@ class AnthropicProvider(HTTPProvider[anthropic.AsyncAnthropic]):
             raise anthropic_error(exc, model) from exc
         decoder = _Decoder(model)
         try:
-            async for kind, data in _sse(response.iter_lines()):
+            async for kind, data in sse_events(response.iter_lines()):
                 if kind == "ping" or not data:
                     continue
                 event = json.loads(data)

@@ -77,7 +77,7 @@ from tierwise.providers.base import (
     Usage,
 )
 from tierwise.providers.errors import ProviderError
-from tierwise.providers.http import HTTPProvider
+from tierwise.providers.http import HTTPProvider, sse_events
 from tierwise.providers.openai_compat import provider_error
 from tierwise.providers.settings import ProviderSettings
 
@@ -580,17 +580,21 @@ class ResponsesProvider(HTTPProvider[openai.AsyncOpenAI]):
         body = self.body(request, model)
         extra = {k: v for k, v in body.items() if k not in ("model", "input", "stream")}
         try:
-            response = await self._first_byte(
-                client.responses.create(model=model, input=body["input"], stream=True, extra_body=extra),
-                model,
+            opened = client.responses.with_streaming_response.create(
+                model=model, input=body["input"], stream=True, extra_body=extra
             )
+            response = await self._first_byte(opened.__aenter__(), model)
         except openai.OpenAIError as exc:
             raise provider_error(exc, model) from exc
         decoder = _Decoder(model)
-        try:
-            async for event in response:
-                data = event.to_dict(mode="json") if hasattr(event, "to_dict") else dict(event)
-                for out in decoder.feed(data):
+        try:  # the events read as JSON, not through the SDK's event types (see sse_events)
+            async for _, data in sse_events(response.iter_lines()):
+                if not data or data == "[DONE]":
+                    continue
+                event = json.loads(data)
+                if not isinstance(event, dict):
+                    raise ValueError(f"an event that is not a JSON object: {data[:200]}")
+                for out in decoder.feed(event):
                     yield out
                 if decoder.done is not None:
                     break
@@ -599,7 +603,7 @@ class ResponsesProvider(HTTPProvider[openai.AsyncOpenAI]):
         except ValueError as exc:  # an event that is not JSON
             raise ProviderError(f"{model}: malformed stream: {exc}", model=model) from exc
         finally:
-            await response.close()
+            await opened.__aexit__(None, None, None)
         if decoder.done is None:
             raise ProviderError(
                 f"{model}: the stream ended before the response completed", retryable=True, model=model
