@@ -17,8 +17,9 @@ the :class:`Exchange`'s events back into its own format. In between, nothing her
 
 What could not be stored is told (decision 77): the request's messages — a 503
 (:class:`NotStored`) when that is known before the answer's status goes out; the answer — an
-``X-Tierwise-Stored: false`` header on a whole answer, a comment before the stream's end
-(:meth:`Exchange.unstored`), and a log line.
+``X-Tierwise-Stored: false`` header on a whole answer, a comment before the stream's end when
+processes share the store (one process stores a stream's answer right after ``[DONE]``), and a
+log line.
 
 Errors, as the core raises them::
 
@@ -315,7 +316,7 @@ class Exchange:
             reraise(exc)
         finally:
             await aclose(self.stream)
-        return await self.finish()
+        return await self.finish(whole=True)
 
     def _stored(self, fault: str | None) -> None:
         """Raise :class:`NotStored` when the request's messages could not be stored (``fault``: why)."""
@@ -383,13 +384,14 @@ class Exchange:
             await self._drop_pending(pending)
             await aclose(self.stream)
 
-    async def finish(self) -> tuple[ModelResponse, Spent]:
-        """The answer and its usage; storing them is left to run after the client has them."""
+    async def finish(self, *, whole: bool = False) -> tuple[ModelResponse, Spent]:
+        """The answer and its usage, stored first for a ``whole`` answer (:meth:`Sessions.answered`)."""
         response = await collect(_replay(self.seen))
         spent = spent_of(self.engine, response.usage, self.pack.tokens, response)
         self.ended = True
-        self.fault = await self.sessions.answered(self.pack, response, spent)
-        self.headers[STORED_HEADER] = "false" if self.fault else "true"
+        self.fault = await self.sessions.answered(self.pack, response, spent, wait=whole)
+        if whole or self.sessions.shared:  # known only once stored
+            self.headers[STORED_HEADER] = "false" if self.fault else "true"
         return response, spent
 
     def unstored(self) -> str:
