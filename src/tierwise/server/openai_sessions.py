@@ -24,11 +24,11 @@ UI or the endpoint touches it) and, per request:
 5. before ``[DONE]`` **remembers the answer** (:meth:`Sessions.answered`: the session's next
    request packs with it) and stores it with the turn's usage and spend — before a whole answer is
    sent, and before a stream's ``[DONE]`` when processes share the store; a single process stores
-   a stream's answer right after ``[DONE]`` (decision 77: waiting cost 50 streams p99 163 ms). What could not be
-   stored is told: :meth:`Sessions.answered` returns why, and :meth:`Sessions.settled` why the
-   request's messages were not (the endpoint then answers 503). A request that gets no answer (the
-   upstream failed, the client went away) still stores its messages, 20 ms later
-   (:meth:`Sessions.end`).
+   a stream's answer right after ``[DONE]`` (decision 77: waiting cost 50 streams p99 163 ms).
+   What could not be stored is told: :meth:`Sessions.answered` returns why, and
+   :meth:`Sessions.settled` why the request's messages were not (the endpoint then answers 503). A
+   request that gets no answer (the upstream failed, the client went away) still stores its
+   messages, 20 ms later (:meth:`Sessions.end`).
 
 Memory upkeep always runs at the same point of a request — after its messages, before its answer —
 whichever step gets to it first, so the next pack does not depend on timing.
