@@ -310,13 +310,15 @@ class Exchange:
         try:
             async for event in self.stream:
                 self.seen.append(event)
-            self._stored(await self.sessions.settled(self.pack))
         except BaseException as exc:
             self.end()  # no answer: the request's messages are stored all the same
             reraise(exc)
         finally:
             await aclose(self.stream)
-        return await self.finish(whole=True)
+        fault = await self.sessions.settled(self.pack)
+        answer = await self.finish(whole=True)  # (the upstream was paid: its spend is recorded even so)
+        self._stored(fault)
+        return answer
 
     def _stored(self, fault: str | None) -> None:
         """Raise :class:`NotStored` when the request's messages could not be stored (``fault``: why)."""
