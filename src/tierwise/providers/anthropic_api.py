@@ -55,9 +55,9 @@ from tierwise.providers.base import (
     ToolCallDelta,
     Usage,
 )
-from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, timeout_error
-from tierwise.providers.http import HTTPProvider, sse_events
-from tierwise.providers.retry import is_retryable_status, parse_retry_after
+from tierwise.providers.errors import ProviderError
+from tierwise.providers.http import HTTPProvider, SDKErrors, http_error, sdk_error, sse_events
+from tierwise.providers.retry import is_retryable_status
 
 __all__ = ["ERROR_STATUS", "AnthropicProvider", "anthropic_error", "finish_reason", "usage_of"]
 
@@ -125,44 +125,31 @@ def usage_of(usage: Mapping[str, Any]) -> Usage:
     return Usage(prompt, completion, prompt + completion, read, details)
 
 
+def _status_error(exc: anthropic.APIStatusError, model: str, text: str | None) -> ProviderError:
+    """An HTTP error with Anthropic's error object (``{"type", "message"}``) as its ``detail``."""
+    body = exc.body
+    error = body.get("error") if isinstance(body, Mapping) else None
+    detail = dict(error) if isinstance(error, Mapping) else None
+    if exc.status_code < 400:  # an ``error`` event in a stream that began with 200 (the SDK's own reading)
+        return _stream_error(detail or {}, body, model)
+    if text is None:  # a streamed response whose body was never read
+        text = json.dumps(body) if body is not None else None
+    message = (detail or {}).get("message") or exc.message
+    return http_error(model, exc.status_code, exc.response.headers, message, body=text, detail=detail)
+
+
+ANTHROPIC_ERRORS = SDKErrors(
+    anthropic.APIStatusError, anthropic.APITimeoutError, anthropic.APIConnectionError, _status_error
+)
+"""How the ``anthropic`` SDK's exceptions are read (:func:`~tierwise.providers.http.sdk_error`)."""
+
+
 def anthropic_error(exc: Exception, model: str, *, answering: bool = False) -> ProviderError:
     """Translate an ``anthropic`` SDK exception into a :class:`ProviderError`.
 
     ``answering``: the response had begun, so a dropped connection is not ``unanswered``.
     """
-    if isinstance(exc, anthropic.APIStatusError):
-        body = exc.body
-        error = body.get("error") if isinstance(body, Mapping) else None
-        detail = dict(error) if isinstance(error, Mapping) else None
-        status = exc.status_code
-        headers = exc.response.headers
-        if status < 400:  # an ``error`` event in a stream that began with 200 (the SDK's own reading)
-            return _stream_error(detail or {}, body, model)
-        try:
-            text: str | None = exc.response.text
-        except Exception:  # a streamed response whose body was never read
-            text = json.dumps(body) if body is not None else None
-        return ProviderError(
-            f"{model}: HTTP {status}: {(detail or {}).get('message') or exc.message}",
-            status=status,
-            body=text,
-            retryable=is_retryable_status(status),
-            model=model,
-            retry_after=parse_retry_after(dict(headers)),
-            detail=detail,
-            headers={name: headers[name] for name in RELAYED_HEADERS if name in headers},
-        )
-    if isinstance(exc, anthropic.APITimeoutError):
-        return timeout_error(exc, model)
-    if isinstance(exc, anthropic.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return ProviderError(
-            f"{model}: connection failed ({type(cause).__name__}: {cause})",
-            retryable=True,
-            model=model,
-            unanswered=not answering,
-        )
-    return ProviderError(f"{model}: {type(exc).__name__}: {exc}", model=model)
+    return sdk_error(exc, model, ANTHROPIC_ERRORS, answering=answering)
 
 
 class _Decoder:

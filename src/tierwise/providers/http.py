@@ -32,22 +32,99 @@ import copy
 import logging
 import weakref
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar
 
 from tierwise.providers import base
 from tierwise.providers.base import Event, ModelRequest, Provider, Retry, aclose
-from tierwise.providers.errors import ProviderError
+from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, timeout_error
 from tierwise.providers.fallback import chain
-from tierwise.providers.retry import RetryPolicy
+from tierwise.providers.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from tierwise.providers.settings import ProviderSettings
 
-__all__ = ["HTTPProvider", "sse_events"]
+__all__ = ["HTTPProvider", "SDKErrors", "http_error", "sdk_error", "sse_events"]
 
 log = logging.getLogger(__name__)
 
 ClientT = TypeVar("ClientT")
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SDKErrors:
+    """An SDK's exception classes, as :func:`sdk_error` reads them (the openai and anthropic SDKs' alike).
+
+    Attributes:
+        status: its ``APIStatusError`` (``status_code``, ``message``, ``body``, ``response``).
+        timeout: its ``APITimeoutError``.
+        connection: its ``APIConnectionError`` (a failed or dropped connection).
+        read_status: the wire's reading of a status error: ``(exc, model, text)`` → the error, where
+            ``text`` is the response's body, or ``None`` for a streamed one never read
+            (:func:`http_error` builds it).
+        read_other: the wire's reading of another of the SDK's exceptions, or ``None`` for one it
+            does not know (then a plain :class:`ProviderError` naming it).
+    """
+
+    status: type[Exception]
+    timeout: type[Exception]
+    connection: type[Exception]
+    read_status: Callable[[Any, str, str | None], ProviderError]
+    read_other: Callable[[Exception, str], ProviderError | None] | None = None
+
+
+def http_error(
+    model: str,
+    status: int,
+    headers: Mapping[str, str],
+    message: str,
+    *,
+    body: str | None,
+    detail: Mapping[str, Any] | None,
+) -> ProviderError:
+    """A response with an error ``status`` as a :class:`ProviderError`, retryable by its status.
+
+    ``Retry-After`` is read from ``headers``, and the :data:`~tierwise.providers.errors.RELAYED_HEADERS`
+    the server sent are kept.
+    """
+    return ProviderError(
+        f"{model}: HTTP {status}: {message}",
+        status=status,
+        body=body,
+        retryable=is_retryable_status(status),
+        model=model,
+        retry_after=parse_retry_after(dict(headers)),
+        detail=detail,
+        headers={name: headers[name] for name in RELAYED_HEADERS if name in headers},
+    )
+
+
+def sdk_error(exc: Exception, model: str, sdk: SDKErrors, *, answering: bool = False) -> ProviderError:
+    """Translate an SDK's exception into a :class:`ProviderError` (no SDK exception leaves a provider).
+
+    ``answering``: the response had begun (the exception came while reading its stream), so a
+    dropped connection is not :attr:`~tierwise.providers.errors.ProviderError.unanswered`.
+    """
+    if isinstance(exc, sdk.status):
+        text: str | None
+        try:
+            text = exc.response.text  # type: ignore[attr-defined]
+        except Exception:  # a streamed response whose body was never read
+            text = None
+        return sdk.read_status(exc, model, text)
+    if isinstance(exc, sdk.timeout):
+        return timeout_error(exc, model)
+    if isinstance(exc, sdk.connection):
+        cause = exc.__cause__ or exc
+        return ProviderError(
+            f"{model}: connection failed ({type(cause).__name__}: {cause})",
+            retryable=True,
+            model=model,
+            unanswered=not answering,
+        )
+    if sdk.read_other is not None and (error := sdk.read_other(exc, model)) is not None:
+        return error
+    return ProviderError(f"{model}: {type(exc).__name__}: {exc}", model=model)
 
 
 def _not_timed_out(error: ProviderError) -> bool:

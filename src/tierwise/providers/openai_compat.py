@@ -42,9 +42,9 @@ from tierwise.providers.base import (
     Usage,
 )
 from tierwise.providers.cache_hints import with_cache_hints
-from tierwise.providers.errors import RELAYED_HEADERS, ProviderError, error_detail, timeout_error
-from tierwise.providers.http import HTTPProvider
-from tierwise.providers.retry import is_retryable_status, parse_retry_after
+from tierwise.providers.errors import ProviderError, error_detail
+from tierwise.providers.http import HTTPProvider, SDKErrors, http_error, sdk_error
+from tierwise.providers.retry import is_retryable_status
 from tierwise.providers.settings import ProviderSettings
 
 __all__ = ["OpenAICompatProvider", "provider_error"]
@@ -55,55 +55,47 @@ _OWN_FIELDS = frozenset({"model", "messages", "stream", "stream_options", "extra
 _NO_KEY = "not-needed"  # local servers (Ollama, vLLM, LM Studio) take no key; the SDK insists on one
 
 
+def _status_error(exc: openai.APIStatusError, model: str, text: str | None) -> ProviderError:
+    """An HTTP error: its error object read from the body, or (a stream's, never read) the SDK's."""
+    body: str | None = text
+    if text is not None:
+        detail = error_detail(text)
+    else:
+        body = json.dumps(exc.body) if exc.body is not None else None
+        # (the SDK keeps an OpenAI-shaped body's ``error`` as ``body``)
+        detail = exc.body if isinstance(exc.body, dict) and "message" in exc.body else None
+    return http_error(model, exc.status_code, exc.response.headers, exc.message, body=body, detail=detail)
+
+
+def _stream_error(exc: Exception, model: str) -> ProviderError | None:
+    """An error event inside the stream (OpenRouter sends these), read by the SDK as an ``APIError``."""
+    if not isinstance(exc, openai.APIError):
+        return None
+    code = exc.body.get("code") if isinstance(exc.body, dict) else None
+    code_status = code if isinstance(code, int) else None
+    return ProviderError(
+        f"{model}: the server reported an error mid-stream: {exc.message}",
+        status=code_status,
+        body=json.dumps(exc.body) if exc.body is not None else None,
+        retryable=code_status is not None and is_retryable_status(code_status),
+        model=model,
+        detail=exc.body if isinstance(exc.body, dict) else {"message": exc.message},
+    )
+
+
+OPENAI_ERRORS = SDKErrors(
+    openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError, _status_error, _stream_error
+)
+"""How the ``openai`` SDK's exceptions are read (:func:`~tierwise.providers.http.sdk_error`)."""
+
+
 def provider_error(exc: Exception, model: str, *, answering: bool = False) -> ProviderError:
-    """Translate an SDK (or stream-decoding) exception into a :class:`ProviderError`.
+    """Translate an ``openai`` SDK (or stream-decoding) exception into a :class:`ProviderError`.
 
     ``answering``: the response had begun (the exception came while reading its stream), so a
     dropped connection is not :attr:`~ProviderError.unanswered`.
     """
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        body: str | None
-        try:
-            body = exc.response.text
-            detail = error_detail(body)
-        except Exception:  # a streamed response whose body was never read
-            body = json.dumps(exc.body) if exc.body is not None else None
-            # (the SDK keeps an OpenAI-shaped body's ``error`` as ``body``)
-            detail = exc.body if isinstance(exc.body, dict) and "message" in exc.body else None
-        headers = exc.response.headers
-        return ProviderError(
-            f"{model}: HTTP {status}: {exc.message}",
-            status=status,
-            body=body,
-            retryable=is_retryable_status(status),
-            model=model,
-            retry_after=parse_retry_after(dict(headers)),
-            detail=detail,
-            headers={name: headers[name] for name in RELAYED_HEADERS if name in headers},
-        )
-    if isinstance(exc, openai.APITimeoutError):
-        return timeout_error(exc, model)
-    if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
-        return ProviderError(
-            f"{model}: connection failed ({type(cause).__name__}: {cause})",
-            retryable=True,
-            model=model,
-            unanswered=not answering,
-        )
-    if isinstance(exc, openai.APIError):  # an error event inside the stream (OpenRouter sends these)
-        code = exc.body.get("code") if isinstance(exc.body, dict) else None
-        code_status = code if isinstance(code, int) else None
-        return ProviderError(
-            f"{model}: the server reported an error mid-stream: {exc.message}",
-            status=code_status,
-            body=json.dumps(exc.body) if exc.body is not None else None,
-            retryable=code_status is not None and is_retryable_status(code_status),
-            model=model,
-            detail=exc.body if isinstance(exc.body, dict) else {"message": exc.message},
-        )
-    return ProviderError(f"{model}: {type(exc).__name__}: {exc}", model=model)
+    return sdk_error(exc, model, OPENAI_ERRORS, answering=answering)
 
 
 _COUNTS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
