@@ -63,8 +63,6 @@ __all__ = ["ERROR_STATUS", "AnthropicProvider", "anthropic_error", "finish_reaso
 
 log = logging.getLogger(__name__)
 
-_NO_KEY = "not-needed"  # a loopback fake takes none; the SDK insists on one
-
 ERROR_STATUS = {
     "invalid_request_error": 400,
     "authentication_error": 401,
@@ -266,26 +264,19 @@ class AnthropicProvider(HTTPProvider[anthropic.AsyncAnthropic]):
 
     name = "anthropic"
     wire = "anthropic"
+    sdk_client = anthropic.AsyncAnthropic
+    sdk_timeout = anthropic.Timeout
     default_base_url = "https://api.anthropic.com"
 
-    def _new_client(self) -> anthropic.AsyncAnthropic:
-        key = self._api_key or _NO_KEY  # given, so the SDK looks for no credentials of its own
-        return anthropic.AsyncAnthropic(
-            base_url=self.base_url.rstrip("/").removesuffix("/v1"),
-            api_key=key,
-            default_headers={
-                "x-api-key": key,
-                "Authorization": cast(str, anthropic.Omit()),
-            },  # the key as Anthropic's
-            timeout=anthropic.Timeout(**self._http_timeouts()),
-            max_retries=0,
-        )
-
-    def _without_retries(self, client: anthropic.AsyncAnthropic) -> anthropic.AsyncAnthropic:
-        return client.with_options(max_retries=0)
-
-    async def _close_client(self, client: anthropic.AsyncAnthropic) -> None:
-        await client.close()
+    def _client_options(self) -> dict[str, Any]:
+        """The shared options, the base URL without ``/v1`` (the SDK adds it), the key as ``x-api-key``."""
+        options = super()._client_options()  # the key given, so the SDK looks for no credentials of its own
+        options["base_url"] = self.base_url.rstrip("/").removesuffix("/v1")  # the SDK adds /v1
+        options["default_headers"] = {  # the key as Anthropic's
+            "x-api-key": options["api_key"],
+            "Authorization": cast(str, anthropic.Omit()),
+        }
+        return options
 
     async def _once(self, request: ModelRequest, model: str) -> AsyncIterator[Event]:
         """One attempt: send the request (streamed) and translate its events."""

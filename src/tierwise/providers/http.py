@@ -5,8 +5,9 @@ environment unless given), keeps one SDK client per event loop (connection pools
 loops), and streams a request from its model, retrying failures that a retry can fix while nothing
 of the answer has been streamed (:class:`~tierwise.providers.retry.RetryPolicy`, honouring
 ``Retry-After``), then from each fallback model (:func:`~tierwise.providers.fallback.chain`). A
-subclass speaks one wire format: it builds its SDK client (:meth:`HTTPProvider._new_client`, with
-:meth:`HTTPProvider._http_timeouts`) and sends one attempt (:meth:`HTTPProvider._once`, awaiting the
+subclass speaks one wire format: it names its SDK's client and timeout classes
+(:attr:`HTTPProvider.sdk_client`, :attr:`HTTPProvider.sdk_timeout`; options of its own in
+:meth:`HTTPProvider._client_options`) and sends one attempt (:meth:`HTTPProvider._once`, awaiting the
 response's start through :meth:`HTTPProvider._first_byte`), raising
 :class:`~tierwise.providers.errors.ProviderError` for every failure.
 
@@ -34,7 +35,7 @@ import weakref
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from tierwise.providers import base
 from tierwise.providers.base import Event, ModelRequest, Provider, Retry, aclose
@@ -43,11 +44,27 @@ from tierwise.providers.fallback import chain
 from tierwise.providers.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from tierwise.providers.settings import ProviderSettings
 
-__all__ = ["HTTPProvider", "SDKErrors", "http_error", "sdk_error", "sse_events"]
+__all__ = ["NO_KEY", "HTTPProvider", "SDKClient", "SDKErrors", "http_error", "sdk_error", "sse_events"]
 
 log = logging.getLogger(__name__)
 
-ClientT = TypeVar("ClientT")
+NO_KEY = "not-needed"
+"""The key sent when none is set: local servers (Ollama, vLLM, a loopback fake) take none; the SDKs insist."""
+
+
+class SDKClient(Protocol):
+    """What :class:`HTTPProvider` asks of an SDK's async client (``openai.AsyncOpenAI``…)."""
+
+    def with_options(self, *, max_retries: int) -> Self:
+        """The client with other options (here: its own retries)."""
+        ...
+
+    async def close(self) -> None:
+        """Close its connections."""
+        ...
+
+
+ClientT = TypeVar("ClientT", bound=SDKClient)
 T = TypeVar("T")
 
 
@@ -221,17 +238,32 @@ class HTTPProvider(Provider, Generic[ClientT]):
 
     # -- the client ----------------------------------------------------------------------------
 
-    @abstractmethod
+    sdk_client: Callable[..., ClientT]
+    """The SDK's async client class, which :meth:`_new_client` builds with :meth:`_client_options`."""
+
+    sdk_timeout: Callable[..., Any]
+    """The SDK's ``Timeout`` class, built from :meth:`_http_timeouts`."""
+
+    def _client_options(self) -> dict[str, Any]:
+        """The SDK client's options: base URL, key (:data:`NO_KEY` if none), timeouts, no own retries."""
+        return {
+            "base_url": self.base_url,
+            "api_key": self._api_key or NO_KEY,
+            "timeout": self.sdk_timeout(**self._http_timeouts()),
+            "max_retries": 0,
+        }
+
     def _new_client(self) -> ClientT:
         """A new SDK client for the running event loop, its own retries off."""
+        return self.sdk_client(**self._client_options())
 
-    @abstractmethod
     def _without_retries(self, client: ClientT) -> ClientT:
         """``client`` with its own retries turned off (they are this provider's)."""
+        return client.with_options(max_retries=0)
 
-    @abstractmethod
     async def _close_client(self, client: ClientT) -> None:
         """Close ``client``'s connections."""
+        await client.close()
 
     def _http_timeouts(self) -> dict[str, float]:
         """The SDK client's timeouts (``Timeout(**…)``): connecting, then every other wait."""

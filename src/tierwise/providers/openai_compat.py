@@ -52,7 +52,6 @@ __all__ = ["OpenAICompatProvider", "provider_error"]
 log = logging.getLogger(__name__)
 
 _OWN_FIELDS = frozenset({"model", "messages", "stream", "stream_options", "extra_body"})
-_NO_KEY = "not-needed"  # local servers (Ollama, vLLM, LM Studio) take no key; the SDK insists on one
 
 
 def _status_error(exc: openai.APIStatusError, model: str, text: str | None) -> ProviderError:
@@ -167,6 +166,8 @@ class OpenAICompatProvider(HTTPProvider[openai.AsyncOpenAI]):
 
     name = "openai-compat"
     wire = "chat"
+    sdk_client = openai.AsyncOpenAI
+    sdk_timeout = openai.Timeout
 
     def __init__(
         self,
@@ -179,20 +180,6 @@ class OpenAICompatProvider(HTTPProvider[openai.AsyncOpenAI]):
     ) -> None:
         super().__init__(settings, client=client, cache_hints=cache_hints, **options)
         self.max_tokens_param = max_tokens_param
-
-    def _new_client(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=self._api_key or _NO_KEY,
-            timeout=openai.Timeout(**self._http_timeouts()),
-            max_retries=0,
-        )
-
-    def _without_retries(self, client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
-        return client.with_options(max_retries=0)
-
-    async def _close_client(self, client: openai.AsyncOpenAI) -> None:
-        await client.close()
 
     async def list_models(self) -> list[str]:
         """The model ids the server offers (``GET /models``)."""

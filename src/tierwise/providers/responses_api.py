@@ -54,11 +54,8 @@ from tierwise.providers.responses_request import (
     responses_tool,
     responses_tool_choice,
 )
-from tierwise.providers.settings import ProviderSettings
 
 __all__ = ["ResponsesProvider", "responses_input", "responses_tool", "responses_tool_choice"]
-
-_NO_KEY = "not-needed"
 
 # -- the answer --------------------------------------------------------------------------------
 
@@ -236,30 +233,8 @@ class ResponsesProvider(HTTPProvider[openai.AsyncOpenAI]):
 
     name = "responses"
     wire = "responses"
-
-    def __init__(
-        self,
-        settings: ProviderSettings | None = None,
-        *,
-        client: openai.AsyncOpenAI | None = None,
-        cache_hints: bool | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(settings, client=client, cache_hints=cache_hints, **options)
-
-    def _new_client(self) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=self._api_key or _NO_KEY,
-            timeout=openai.Timeout(**self._http_timeouts()),
-            max_retries=0,
-        )
-
-    def _without_retries(self, client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
-        return client.with_options(max_retries=0)
-
-    async def _close_client(self, client: openai.AsyncOpenAI) -> None:
-        await client.close()
+    sdk_client = openai.AsyncOpenAI
+    sdk_timeout = openai.Timeout
 
     def body(self, request: ModelRequest, model: str) -> dict[str, Any]:
         """The Responses body of ``request`` for ``model`` (``stream: true``): :func:`responses_body`."""
