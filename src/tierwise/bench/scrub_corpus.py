@@ -209,6 +209,14 @@ SECRET_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("yandex-api-key", "keyword", "yandex", "AQVN{E38}"),
     ("zendesk-secret-key", "keyword", "zendesk", "{A40}"),
     ("generic-api-key", "keyword", "service", "{E32}"),
+    # Shapes found measuring gitleaks' own examples from outside (issue 32): no prefix of their own.
+    ("azure-ad-client-secret", "unique", "azure", "{A3}{N1}Q~{E34}"),
+    ("facebook-access-token", "unique", "facebook", "{N15}|{E27}"),
+    ("telegram-bot-token", "unique", "telegram", "{N10}:AA{E33}"),
+    ("microsoft-teams-webhook", "unique", "teams",
+     "https://acme.webhook.office.com/webhookb2/{H8}-{H4}-{H4}-{H4}-{H12}@{H8}-{H4}-{H4}-{H4}-{H12}"
+     "/IncomingWebhook/{H32}/{H8}-{H4}-{H4}-{H4}-{H12}"),
+    ("slack-webhook-url-v2", "unique", "slack", "https://hooks.slack.com/workflows/{A44}"),
 )
 # fmt: on
 
@@ -235,6 +243,9 @@ def _forms(vendor: str, unique: bool) -> tuple[str, ...]:
         f"export {upper}_API_KEY={{s}}",  # shell
         f"{camel}Secret := `{{s}}`",  # Go backticks
         f"<{camel}Token>{{s}}</{camel}Token>",  # XML
+        f'var {camel}Token string = "{{s}}"',  # Go, typed
+        f'{upper}_TOKEN ?= "{{s}}"',  # Makefile, conditional (also ::=, :::=)
+        f'System.setProperty("{upper}_TOKEN", "{{s}}")',  # a call: name, value
     )
     if unique:  # a vendor prefix is enough on its own: said in prose, without any name
         forms += ("here is what the dashboard gave me: {s} - can you check why it fails?",)
@@ -256,6 +267,7 @@ def secret_samples(seed: int = 32) -> Iterator[Sample]:
             ("password-prose", "my password is '{s}' for the staging box"),
             ("password-url", "postgres://admin:{s}@db.internal:5432/app"),
             ("password-curl", "curl -u admin:{s} https://api.internal/v1/items"),
+            ("password-curl-header", "curl -H 'Authorization: Api-Token {s}' https://api.internal/v1"),
             ("password-mysql", "mysql -u root -p{s} orders"),
             ("password-flag", "run it with --db-password '{s}' please"),
             ("password-export", "export TOKEN='{s}'"),
@@ -265,10 +277,12 @@ def secret_samples(seed: int = 32) -> Iterator[Sample]:
                 "password-env",
                 "password-url",
                 "password-curl",
+                "password-curl-header",
                 "password-mysql",
             ):
                 continue  # unquoted, a space ends any value
-            if rule in ("password-url", "password-curl") and any(c in password for c in "@/:'"):
+            web = rule in ("password-url", "password-curl", "password-curl-header")
+            if web and any(c in password for c in "@/:'"):
                 continue  # such a password is percent-encoded in a URL
             if rule == "password-mysql" and "'" in password:
                 continue
@@ -301,18 +315,30 @@ def pii_samples(seed: int = 32) -> Iterator[Sample]:
     for i in range(10):
         email = f"{names[i % 5]}@{domains[(i * 3) % 5]}"
         yield Sample("email", "pii", f"Please write to {email} before Friday.", email)
+    yield Sample("email", "pii", "or olga@xn--e1afmkfd.xn--p1ai (punycode)", "olga@xn--e1afmkfd.xn--p1ai")
     phones = ("+44 20 7946 0{n3}", "+1 (555) 2{n2}-4{n3}", "(212) 555-0{n3}", "555-2{n2}-7{n3}",
               "+49 30 1234{n3}", "020 7946 0{n3}", "01 23 45 6{n1} 89", "+33 6 12 34 5{n1} 78",
-              "1-800-555-0{n3}", "+91 98765 4{n2}10")  # fmt: skip
+              "1-800-555-0{n3}", "+91 98765 4{n2}10", "+30 21 0 12{n2}567")  # fmt: skip
     for template in phones:
         phone = template.format(
             n1=rng.randint(0, 9), n2=f"{rng.randint(0, 99):02d}", n3=f"{rng.randint(0, 999):03d}"
         )
         yield Sample("phone", "pii", f"You can reach me on {phone} after six.", phone)
+    mobile = f"139{rng.randint(0, 99_999_999):08d}"
+    yield Sample("phone", "pii", f"My CN number is {mobile}", mobile)
     for prefix, length in (("4", 16), ("51", 16), ("37", 15), ("6011", 16), ("35", 16)) * 2:
         card = _luhn(prefix, length, rng)
         spaced = " ".join(card[i : i + 4] for i in range(0, len(card), 4)) if rng.random() < 0.5 else card
         yield Sample("card", "pii", f"Charge it to my card {spaced}, expiry 09/29.", spaced)
+    # Forms presidio's cases hold: a card written twice, plain then dashed; Diners' 14 digits; UATP.
+    plain, dashed = _luhn("4", 16, rng), _luhn("52", 16, rng)
+    dashed = "-".join(dashed[i : i + 4] for i in range(0, 16, 4))
+    yield Sample("card", "pii", f"old {plain} {dashed} new", plain)
+    yield Sample("card", "pii", f"old {plain} {dashed} new", dashed)
+    diners = _luhn("305", 14, rng)
+    yield Sample("card", "pii", f"The Diners card {diners} is the company's.", diners)
+    uatp = _luhn("1", 15, rng)
+    yield Sample("card", "pii", f"my credit card: {uatp}", uatp)
     for country, length in (("DE", 22), ("GB", 22), ("FR", 27), ("NL", 18), ("ES", 24)) * 2:
         iban = _iban(country, length, rng) if country != "GB" else _gb_iban(rng)
         yield Sample("iban", "pii", f"Wire the deposit to IBAN {iban} please.", iban)
@@ -366,4 +392,15 @@ FALSE_POSITIVES = (
     "passphrase prompts appear on first use",
     "token_count = count_tokens(text)",
     "password_hash = bcrypt.hashpw(pw, salt)",
+    # Placeholders and references, as the peers' documentation writes them (issue 32).
+    "token: ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "set OPENSHIFT_TOKEN=sha256~PUT_YOUR_TOKEN_HERE first",
+    "curl -u user:pass https://example.com/api",
+    'curl --user "$USERNAME:$PASSWORD" $API_URL',
+    "curl -u <user:password> https://example.com",
+    "SUMO_ACCESS_KEY=${SUMO_ACCESS_KEY:=$2}",
+    "GET /create?access_token=ACCESS_TOKEN",
+    'cloudant_password = "a-fake-password"',
+    'password = ",.:-@*?!"',
+    '"https://host:8000";@else',
 )

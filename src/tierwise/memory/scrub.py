@@ -76,8 +76,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from tierwise.memory.scrub_detectors import DETECTORS, trim
+from tierwise.memory.scrub_detectors import DETECTORS, placeholder, trim
 from tierwise.memory.scrub_numbers import card as _card
+from tierwise.memory.scrub_numbers import card_short as _card_short
 from tierwise.memory.scrub_numbers import iban as _iban
 
 __all__ = ["KINDS", "Finding", "ScrubResult", "Scrubber", "scrub_text"]
@@ -167,7 +168,7 @@ _NOT_SECRETS = frozenset(
 # Values that are code, not secrets: attributes, snake_case names (``api_key=self.api_key``,
 # ``secret=secret_string``, ``password = proxy_auth``).
 _CODE_NAME = re.compile(
-    r"(?:self|cls|this)\.\w++|[a-z]++(?:_[a-z]++)++|\w*+[_.](?i:api_?key|passw\w*|secret\w*)"
+    r"(?:self|cls|this)\.\w++|[a-z]++(?:_[a-z]++)++|[A-Z]++(?:_[A-Z]++)++|\w*+[_.](?i:api_?key|passw\w*|secret\w*)"
 )
 
 
@@ -299,7 +300,7 @@ def _phone(low: int, high: int) -> Check:
 _PHONE_CUE = re.compile(
     r"(?i:\b(?:tel|telephone|phone|ph|mobile|mob|cell|cellphone|fax|whatsapp|sms|call|called|calling|ring"
     r"|dial|text|texted|reach|contact)\b|\b(?:my|his|her|your|our|their|new|home|work|office|contact)"
-    r"[ \t]++(?:phone[ \t]++)?(?:number|no|nr)\b)"
+    r"[ \t]++(?:(?:phone|mobile|cell|home|work|office|landline|(?-i:[A-Z]{2,3}))[ \t]++)?(?:number|no|nr)\b)"
     r"""(?:[ \t:.=#"'(-]|\b(?i:me|us|him|her|them|at|on|is|was|number|no|nr|num|back|directly|now)\b)*+\Z"""
 )
 
@@ -353,6 +354,7 @@ def _assigned(names: str) -> str:
     return _NAME + f"(?i:{_AFFIXED % names})" + _ASSIGN + _VALUE
 
 
+_SECRET_KINDS = frozenset(("jwt", "api-key", "token", "password"))
 _CLEAN_LENGTH, _CLEAN_TEXTS = 256, 16_384  # the clean texts a scrubber remembers (Scrubber.scrub_text)
 
 # fmt: off
@@ -377,7 +379,7 @@ _RULES: tuple[_Rule, ...] = (
     _regex("api-key-assignment", "api-key", _assigned("api_?key"), _value),
     _regex("token-assignment", "token", _assigned(_TOKEN_NAMES), _value),
     _regex("password-assignment", "password", _assigned(_PASSWORD_NAMES), _value),
-    _regex("url-password", "password", r"(?<=://)[^/\s:@]{1,64}:([^/\s]{1,512})@(?![^/\s]*@)", _value),
+    _regex("url-password", "password", r"(?<=://)[^/\s:@]{1,64}:([^/\s\"']{1,512})@(?![^/\s]*@)", _value),
     _regex("password-prose", "password", _B + r"(?i:passw(?:or)?d|pwd|pw|passphrase|passcode)(?:[ \t]++"
            r"(?i:for|to|of|on)(?:[ \t]++[\w.@'-]{1,30}+){1,3}?)?(?:[ \t]++(?i:is|was)(?:[ \t]*+:)?[ \t]++"
            r"|(?<=(?i:pw))[ \t]*+[:=][ \t]*+)" + _PROSE_VALUE, _secret(prose=True)),
@@ -386,12 +388,16 @@ _RULES: tuple[_Rule, ...] = (
     _regex("credential-pair", "password", r"(?<![\w/.@+:-])[A-Za-z][\w.@+-]{0,63}+[ \t]++/[ \t]++"
            r"([^\s/\\\"'`<>()\[\]{}]{4,64}+)(?![\w/])", _credential),
     _regex("email", "email", r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}+@"
-           r"(?:[A-Za-z0-9-]{1,63}+\.){1,8}[A-Za-z]{2,24}+(?![A-Za-z0-9_-])", _email),
+           r"(?:[A-Za-z0-9-]{1,63}+\.){1,8}(?:xn--[A-Za-z0-9-]{1,59}+|[A-Za-z]{2,24}+)(?![A-Za-z0-9_-])",
+           _email),
     _regex("iban", "iban", r"(?<![A-Za-z0-9])(?:[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}+|[a-z]{2}\d{2}"
            r"(?: ?[a-z0-9]){11,30}+)", _iban),
-    _regex("card", "card", _NUM_START + r"[2-6]\d{3}(?:[ -]?\d){9,15}+(?![\w]|[.,]\d)", _card),
+    _regex("card", "card", _NUM_START + r"[2-6]\d{3}(?:([ -])\d{3,6}+(?:\1\d{3,6}+){1,4}|\d{9,15}+)"
+           r"(?![\w]|[.,]\d)", _card),
+    _regex("card-short", "card", _NUM_START + r"(?:3(?:0[0-5]|[689]\d)\d{11}|1\d{14})" + _NUM_END,
+           _card_short),
     _regex("phone-intl", "phone", r"(?<![\w+])\+[1-9]\d{0,2}(?:[ .-]?\(\d{1,4}\))?[ .-]?\d{1,14}+"
-           r"(?:[ .-]\d{2,14}+){0,6}" + _NUM_END, _phone(7, 15)),
+           r"(?:[ .-]\d{2,14}+| \d(?= \d)){0,6}" + _NUM_END, _phone(7, 15)),
     _regex("phone-paren", "phone", r"(?<![\w(])\((?:0\d{1,4}|[2-9]\d{2})\)[ .-]?\d{3,4}[ .-]?\d{3,4}"
            + _NUM_END, _phone(7, 15)),
     _regex("phone-nanp", "phone", _NUM_START + r"(?:1([-. ]))?[2-9]\d{2}(?(1)\1|([-. ]))\d{3}(?:\1|\2)\d{4}"
@@ -400,7 +406,7 @@ _RULES: tuple[_Rule, ...] = (
            _phone(9, 12)),
     _regex("phone-fr", "phone", _NUM_START + r"0[1-9]([ .])\d{2}(?:\1\d{2}){3}" + _NUM_END),
     _regex("phone-plain", "phone", _NUM_START + r"(?!20\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))"
-           r"(?:1?[2-9][0-8]\d{8}|0[1-9]\d{8,9})(?!\.\w)" + _NUM_END,
+           r"(?:1?[2-9][0-8]\d{8}|1[3-9]\d{9}|0[1-9]\d{8,9})(?!\.\w)" + _NUM_END,
            _phone_context),
 )
 # fmt: on
@@ -417,7 +423,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "api-key-assignment": ("apikey", "api_key"), "token-assignment": ("token",),
     "password-assignment": ("pass", "pwd", "secret"), "url-password": ("://",),
     "password-prose": ("pass", "pw"), "password-flag": ("--",), "credential-pair": ("/",),
-    "email": ("@",), "iban": _DIGITS, "card": _DIGITS, "phone-intl": ("+",), "phone-paren": ("(",),
+    "email": ("@",), "iban": _DIGITS, "card": _DIGITS, "card-short": _DIGITS, "phone-intl": ("+",),
+    "phone-paren": ("(",),
     "phone-nanp": _DIGITS, "phone-trunk": ("0",), "phone-fr": ("0",), "phone-plain": _DIGITS,
 }
 # fmt: on
@@ -514,6 +521,8 @@ class Scrubber:
                 if not found:
                     continue  # nothing this rule matches can be in the text
             for start, end in rule.scan(text):
+                if rule.kind in _SECRET_KINDS and placeholder(text[start:end]):
+                    continue  # ``ghp_xxxx…``, ``AKIA…EXAMPLE``: a documented sample, no secret
                 if self._allowed(rule.kind, text[start:end]):
                     protected.append((start, end))
                 else:

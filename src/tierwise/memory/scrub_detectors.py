@@ -50,7 +50,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 
-__all__ = ["DETECTORS", "Detector", "looks_random", "trim"]
+__all__ = ["DETECTORS", "Detector", "looks_random", "placeholder", "trim"]
 
 Span = tuple[int, int]
 #: (rule name, kind, scan, needles): the needles are lower-case strings one of which every match holds.
@@ -276,6 +276,29 @@ def looks_random(value: str) -> bool:
     return any(c.isdigit() for c in value) or (letters.lower() != letters and letters.upper() != letters)
 
 
+# A documented sample rather than a secret: a run of one character (``ghp_xxxx…``, ``AKIAXXXX…``,
+# ``####``, ``0000…``), the words samples are written with (``PUT_YOUR_TOKEN_HERE``, ``a-fake-key``
+# without a digit), or
+# no letter or digit at all (``,.:-@*?!``).
+_PLACEHOLDER = re.compile(
+    r"([xX#*0])\1{5}|(?i:put[_-]your|your[_-](?:api[_-]?)?(?:key|token|secret|password)|[_-]here\b"
+    r"|(?:token|string|key|secret)here\b)"
+    r"|\A(?=.*(?i:fake))\D*+\Z|\A[^0-9A-Za-z]*+\Z"
+)
+
+
+def placeholder(value: str) -> bool:
+    """Whether ``value`` reads as a placeholder or a documented sample, not a generated secret.
+
+    Example:
+        >>> placeholder("ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"), placeholder("sha256~PUT_YOUR_TOKEN_HERE")
+        (True, True)
+        >>> placeholder("ghp_3f9A0c8B1d7E2a6F")
+        False
+    """
+    return _PLACEHOLDER.search(value) is not None
+
+
 # A prefixed token starts a run of these characters (the prefix pattern's look-behind) 12+ long.
 _PREFIX_RUN = re.compile(r"(?<![\w.+/-])[\w.+/-]{4}[\w.+/=~-]{8}")
 
@@ -305,7 +328,9 @@ _QUOTED = r"""(?:"([^"\r\n]++)"|'([^'\r\n]++)'|`([^`\r\n]++)`)"""
 _BARE = r"""([^\s"'`<>(\[{=,;&][^\s"`]*+)"""
 _ASSIGNMENT = re.compile(
     _NAME
-    + r"""["'\]]?[ \t]*+(?::=|=>|\.=|==?|:(?!//))[ \t]*+(?:"""
+    + r"""["'\]]?(?:(?:[ \t]*+:[ \t]*+|[ \t]++)(?:string|String|str|bytes|\[\]byte|char[ \t]*+\*)(?!\w))?"""
+    + r"""[ \t]*+"""
+    + r"""(?::{1,3}=|\?=|=>|\.=|==?|:(?!//)|(?<=["']),(?=[ \t]*+["'`]))[ \t]*+(?:"""
     + _QUOTED
     + "|"
     + _BARE
@@ -317,7 +342,8 @@ _ASSIGNMENT = re.compile(
 # Values that are code or placeholders, not secrets.
 _CODE = re.compile(
     r"(?:self|cls|this|os|env|process|config|settings|params|args|request)\.[\w.\[\]'\"()]++"
-    r"|[a-z]++(?:_[a-z]++)++|[a-z]++(?:[A-Z][a-z]++)++|\$\{?\w++\}?|\{\{.*\}\}|<[^>]*+>|\*{3,}+"
+    r"|[a-z]++(?:_[a-z]++)++|[A-Z]++(?:_[A-Z]++)++|[a-z]++(?:[A-Z][a-z]++)++|\$\{?\w++\}?|\$\{\w++[:?=-].*\}"
+    r"|\{\{.*\}\}|<[^>]*+>|\*{3,}+"
     r"|(?i:none|null|nil|true|false|undefined|redacted|required|optional|string|str|bytes|int|bool)"
 )
 _TRAILING = ".,;:)]}>"
@@ -433,23 +459,55 @@ def _prose_value(text: str, match: re.Match[str]) -> Iterator[Span]:
 
 # -- command lines ----------------------------------------------------------------------------------
 
-_CURL_USER = re.compile(r"""(?<![\w-])(?:-u|--user)(?:=|[ \t]++)["']?[^\s:"'@]{1,64}:([^\s"']++)""")
+_CURL_USER = re.compile(r"""(?<![\w-])(?:-u|--user)(?:=|[ \t]++)["']?([^\s:"'@]{0,64}):([^\s"']++)""")
 _MYSQL_PASSWORD = re.compile(
     r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport)\b[^\r\n|;&]{0,200}?"
     r"""(?<=[ \t])-p(?:=)?["']?([^\s"']{3,}+)"""
 )
+# ``Authorization: Basic …`` / ``Token …`` / ``Api-Token …``, or a bare value (that must read as generated).
 _BASIC = re.compile(
-    r"(?i:\bauthorization\b[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:basic|token|digest)[ \t]++)([^\s\"']{8,}+)"
+    r"(?i:\bauthorization\b[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:(basic|token|digest|api-?token|api-?key|sso-key)"
+    r"[ \t]++)?)([^\s\"']{8,}+)"
 )
+
+
+# What a command line's documentation writes where the password goes: ``-u user:pass``,
+# ``--user "$USER:$PASSWORD"``, ``-u <user:password>``, ``neo4j:[PASSWORD]``, ``xxx:yyy``.
+_SAMPLE_PASSWORDS = frozenset(("pass", "password", "passwd", "pwd", "token", "secret", "test", "yyy", "xxx"))
 
 
 def _scan_commands(text: str) -> Iterator[Span]:
     for pattern in (_CURL_USER, _MYSQL_PASSWORD, _BASIC):
         for match in pattern.finditer(text):
-            start, end = match.span(1)
+            group = 1 if pattern is _MYSQL_PASSWORD else 2
+            start, end = match.span(group)
             end = trim(text, start, end)
+            value = text[start:end]
+            if value[:1] in "$<[{%" or value.rstrip(">]}").lower() in _SAMPLE_PASSWORDS:
+                continue  # a reference or a placeholder, not a password
+            if pattern is _BASIC and match.group(1) is None and not looks_random(value):
+                continue  # ``Authorization: required``: no scheme, and a word
             if end - start >= 3:
                 yield (start, end)
+
+
+# -- vendor shapes without a prefix of their own -------------------------------------------------------
+
+# Webhook URLs (their path is the secret), Azure AD client secrets (``…8Q~…``), Facebook app tokens
+# (``<app id>|<secret>``) and Telegram bot tokens (``<bot id>:AA…``).
+_SHAPES = re.compile(
+    r"(?:https?://)?(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}+"
+    r"|[\w-]++\.webhook\.office\.com/webhookb2/[\w@-]{20,}+/IncomingWebhook/[\w/-]{20,}+)"
+    r"|(?<![\w~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}+(?![\w~.-])"
+    r"|(?<![\w|])\d{15,16}(?:\||%7[Cc])[\w-]{27}(?![\w-])"
+    r"|(?<![\w:])\d{5,16}:A[\w-]{34}(?![\w-])"
+)
+
+
+def _scan_shapes(text: str) -> Iterator[Span]:
+    for match in _SHAPES.finditer(text):
+        if looks_random(match.group()):
+            yield match.span()
 
 
 # -- high entropy -----------------------------------------------------------------------------------
@@ -480,5 +538,6 @@ DETECTORS: tuple[Detector, ...] = (
     ("prose-password", "password", _prose(passwords=True), ("pass",)),
     ("prose-named", "api-key", _prose(passwords=False), ("key", "token", "secret", "credential")),
     ("command-credential", "password", _scan_commands, ("-u", "--user", "-p", "authorization")),
+    ("vendor-shape", "token", _scan_shapes, ("hooks.slack", "webhook.office", "q~", "|", "%7c", ":a")),
     ("high-entropy", "token", _scan_entropy, tuple("0123456789")),
 )

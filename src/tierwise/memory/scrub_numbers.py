@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["card", "iban"]
+__all__ = ["card", "card_short", "iban"]
 
 Span = tuple[int, int]
 
@@ -42,6 +42,20 @@ def card(text: str, match: re.Match[str]) -> Span | None:
         if len(set(digits)) > 1 and _luhn(digits):
             return (match.start(), match.start() + len(" ".join(groups[:k])))
     return None
+
+
+# A card's word just before a 15-digit number starting with 1 (UATP): ``my credit card: 1220…``.
+_CARD_CUE = re.compile(r"(?i:\b(?:card|credit|debit|visa|amex|mastercard|uatp)\b)[^\r\n\d]{0,24}+\Z")
+
+
+def card_short(text: str, match: re.Match[str]) -> Span | None:
+    """A plain 14-digit Diners Club number (30[0-5], 36, 38, 39), or a UATP ``1…`` (15) after a card word."""
+    digits = match.group()
+    if len(set(digits)) == 1 or not _luhn(digits):
+        return None
+    if digits[0] == "1" and not _CARD_CUE.search(text, max(0, match.start() - 40), match.start()):
+        return None
+    return match.span()
 
 
 # fmt: off
