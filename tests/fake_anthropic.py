@@ -20,14 +20,13 @@ in ``thinking_delta`` pieces then one ``signature_delta``; text in word pieces; 
 from __future__ import annotations
 
 import json
-import re
-import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
+from tests.fake_upstream import FakeUpstream, ScriptedReply, arguments_text, split, sse, words
 
 __all__ = ["AnthropicReply", "FakeAnthropic", "fake_anthropic"]
 
@@ -40,35 +39,32 @@ DEFAULT_USAGE = {
 
 
 @dataclass(frozen=True)
-class AnthropicReply:
+class AnthropicReply(ScriptedReply):
     """One scripted answer.
 
+    Besides ``text`` (streamed in word pieces), the fields every fake's reply has
+    (:class:`~tests.fake_upstream.ScriptedReply`: ``status`` — an error in Anthropic's shape unless
+    ``body`` —, ``headers`` such as ``retry-after``, ``model``, ``delay``, ``cut_after``), it has:
+
     Attributes:
-        text: the answer's text (streamed in word pieces).
         thinking: ``(thinking, signature)`` pairs, each a ``thinking`` block before the text.
         redacted: ``data`` of ``redacted_thinking`` blocks, after the thinking ones.
         blocks: more whole blocks after the text (``server_tool_use``…), sent at their start.
         tool_calls: ``{"id", "name", "input"}`` dicts (``input`` a dict or JSON text), after the text.
         pieces: how many ``input_json_delta`` pieces each input is split over.
-        status: an HTTP status other than 200 answers with Anthropic's error shape (or ``body``).
         error_type: the error's ``type`` (default: Anthropic's for the status).
-        headers: more response headers of an error (``retry-after``…).
         usage: ``message_start``'s usage (``output_tokens`` goes in ``message_delta``).
         stop_reason: default ``tool_use`` with calls, else ``end_turn``.
         error_event: sent as an ``error`` event after the text (a mid-stream failure).
         cut: end the stream before ``message_stop``.
     """
 
-    text: str = ""
     thinking: Sequence[tuple[str, str]] = ()
     redacted: Sequence[str] = ()
     blocks: Sequence[Mapping[str, Any]] = ()
     tool_calls: Sequence[Mapping[str, Any]] = ()
     pieces: int = 3
-    status: int = 200
     error_type: str | None = None
-    body: Mapping[str, Any] | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
     usage: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_USAGE))
     stop_reason: str | None = None
     error_event: Mapping[str, Any] | None = None
@@ -84,113 +80,37 @@ _ERROR_TYPES = {
 }
 
 
-def _split(text: str, parts: int) -> list[str]:
-    size = max(1, -(-len(text) // max(1, parts)))
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-
 def _input(call: Mapping[str, Any]) -> str:
-    given = call.get("input", {})
-    return given if isinstance(given, str) else json.dumps(given)
+    return arguments_text(call.get("input", {}))
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeUpstream[AnthropicReply]):
     """The server: ``url`` is its root; ``script`` / ``fail`` queue answers; ``requests`` records."""
 
-    def __init__(self) -> None:
-        self._replies: list[AnthropicReply] = []
-        self._lock = threading.Lock()
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        fake = self
+    reply_type = AnthropicReply
+    route = "/v1/messages"
+    url_path = ""  # the SDK adds /v1/messages
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+    def error_body(self, reply: AnthropicReply) -> Any:
+        """Anthropic's error shape, its ``type`` the reply's or the status's."""
+        kind = reply.error_type or _ERROR_TYPES.get(reply.status, "api_error")
+        return _error_body(reply.status, kind, f"fake error {reply.status}")
 
-            def do_POST(self) -> None:
-                if self.path.split("?")[0].rstrip("/") != "/v1/messages":
-                    return self._json(404, _error_body(404, "not_found_error", f"no route {self.path}"))
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                reply = fake._take(body, {k.lower(): v for k, v in self.headers.items()})
-                if reply.status != 200:
-                    kind = reply.error_type or _ERROR_TYPES.get(reply.status, "api_error")
-                    payload = reply.body or _error_body(reply.status, kind, f"fake error {reply.status}")
-                    return self._json(reply.status, payload, reply.headers)
-                if body.get("stream"):
-                    return self._stream(body, reply)
-                return self._json(200, _message(body, reply))
+    def unscripted(self, body: Mapping[str, Any]) -> AnthropicReply:
+        """A 400 saying no reply was scripted."""
+        return AnthropicReply(status=400, body=_error_body(400, "invalid_request_error", "no reply"))
 
-            def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
+    def not_found(self, path: str) -> Any:
+        """Anthropic's ``not_found_error``."""
+        return _error_body(404, "not_found_error", f"no route {path}")
 
-            def _stream(self, body: Mapping[str, Any], reply: AnthropicReply) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.end_headers()  # HTTP/1.0: the body ends when the connection closes
-                for kind, data in _events(body, reply):
-                    try:
-                        self.wfile.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
-                        self.wfile.flush()
-                    except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
-                        return
+    def frames(self, body: Mapping[str, Any], reply: AnthropicReply) -> Iterator[str]:
+        """The events, each named."""
+        return (sse(data, kind) for kind, data in _events(body, reply))
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.01},
-            name="fake-anthropic",
-            daemon=True,
-        )
-
-    @property
-    def url(self) -> str:
-        """The base URL (the SDK adds ``/v1/messages``)."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def script(self, *replies: AnthropicReply | str) -> None:
-        """Queue answers (a string is a text answer), one per request, in order."""
-        with self._lock:
-            self._replies += [AnthropicReply(text=r) if isinstance(r, str) else r for r in replies]
-
-    def reset(self) -> None:
-        """Forget the requests received and the answers not given yet (a server shared by many cases)."""
-        with self._lock:
-            self._replies.clear()
-            self.requests.clear()
-            self.headers.clear()
-
-    def fail(self, status: int, *, times: int = 1, **options: Any) -> None:
-        """Queue ``times`` error answers with ``status`` (options: ``headers``, ``error_type``, ``body``)."""
-        self.script(*[AnthropicReply(status=status, **options)] * times)
-
-    def _take(self, body: dict[str, Any], headers: dict[str, str]) -> AnthropicReply:
-        with self._lock:
-            self.requests.append(body)
-            self.headers.append(headers)
-            if self._replies:
-                return self._replies.pop(0)
-        return replace(AnthropicReply(status=400), body=_error_body(400, "invalid_request_error", "no reply"))
+    def whole(self, body: Mapping[str, Any], reply: AnthropicReply) -> Any:
+        """The whole message."""
+        return _message(body, reply)
 
 
 def _error_body(status: int, kind: str, message: str) -> dict[str, Any]:
@@ -240,7 +160,7 @@ def _events(body: Mapping[str, Any], reply: AnthropicReply) -> Iterator[tuple[st
         kind = block["type"]
         if kind == "thinking":
             yield "content_block_start", _start(index, {"type": "thinking", "thinking": "", "signature": ""})
-            for piece in _split(block["thinking"], 2):
+            for piece in split(block["thinking"], 2):
                 yield "content_block_delta", _delta(index, {"type": "thinking_delta", "thinking": piece})
             yield (
                 "content_block_delta",
@@ -248,14 +168,14 @@ def _events(body: Mapping[str, Any], reply: AnthropicReply) -> Iterator[tuple[st
             )
         elif kind == "text":
             yield "content_block_start", _start(index, {"type": "text", "text": ""})
-            for piece in re.findall(r"\s+|\S+\s*", block["text"]):
+            for piece in words(block["text"]):
                 yield "content_block_delta", _delta(index, {"type": "text_delta", "text": piece})
             if reply.error_event is not None:
                 yield "error", {"type": "error", "error": dict(reply.error_event)}
                 return
         elif kind == "tool_use":
             yield "content_block_start", _start(index, {**block, "input": {}})
-            for piece in _split(json.dumps(block["input"]), reply.pieces):
+            for piece in split(json.dumps(block["input"]), reply.pieces):
                 yield (
                     "content_block_delta",
                     _delta(index, {"type": "input_json_delta", "partial_json": piece}),
@@ -281,8 +201,4 @@ def _delta(index: int, delta: Mapping[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def fake_anthropic() -> Iterator[FakeAnthropic]:
     """A running :class:`FakeAnthropic` on 127.0.0.1, stopped after the test."""
-    server = FakeAnthropic().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from FakeAnthropic.running()

@@ -19,16 +19,14 @@ A streamed answer is sent the way OpenAI sends it: a role chunk, text in word pi
 
 from __future__ import annotations
 
-import json
-import re
-import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+
+from tests.fake_upstream import FakeUpstream, ScriptedReply, arguments_text, send_json, split, sse, words
 
 __all__ = ["FakeOpenAI", "FakeReply", "fake_openai"]
 
@@ -36,180 +34,76 @@ DEFAULT_USAGE = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17
 
 
 @dataclass(frozen=True)
-class FakeReply:
+class FakeReply(ScriptedReply):
     """One scripted answer.
 
+    Besides ``text`` (streamed in word pieces), the fields every fake's reply has
+    (:class:`~tests.fake_upstream.ScriptedReply`: ``status``, ``body``, ``headers``, ``retry_after``,
+    ``model``, ``delay``, ``cut_after`` counting data chunks), it has:
+
     Attributes:
-        text: the answer's text (streamed in word pieces).
         tool_calls: ``{"id", "name", "arguments"}`` dicts; ``arguments`` may be a dict or JSON text.
         pieces: how many chunks each call's ``arguments`` is split over.
         interleave: stream the fragments of parallel calls interleaved (call 0, call 1, call 0, …).
-        status: an HTTP status other than 200 answers with an error (``body``, ``headers``).
-        body: the error body (default: an OpenAI-style ``{"error": {...}}``).
-        retry_after: sent as the ``Retry-After`` header.
         usage: the usage chunk's numbers (``cached_tokens`` goes to ``prompt_tokens_details``).
         finish_reason: default ``tool_calls`` when there are calls, else ``stop``.
-        model: answer only requests for this model (``None``: any).
-        delay: seconds between chunks.
         error_event: sent as an SSE ``{"error": ...}`` event after the text (a mid-stream failure).
-        cut_after: close the connection after this many data chunks, without finishing.
         deltas: more ``delta`` objects of choice 0, one chunk each, after the text (a
             ``reasoning_content`` piece, a ``custom`` tool call…), as given.
         fields: more top-level fields of every chunk and of a whole answer (``system_fingerprint``…).
         usage_details: more fields of the usage (``completion_tokens_details``…).
     """
 
-    text: str = ""
     tool_calls: Sequence[Mapping[str, Any]] = ()
     pieces: int = 3
     interleave: bool = False
-    status: int = 200
-    body: str | Mapping[str, Any] | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    retry_after: float | None = None
     usage: Mapping[str, int] = field(default_factory=lambda: dict(DEFAULT_USAGE))
     finish_reason: str | None = None
-    model: str | None = None
-    delay: float = 0.0
     error_event: Mapping[str, Any] | None = None
-    cut_after: int | None = None
     deltas: Sequence[Mapping[str, Any]] = ()
     fields: Mapping[str, Any] = field(default_factory=dict)
     usage_details: Mapping[str, Any] = field(default_factory=dict)
 
 
-def _split(text: str, parts: int) -> list[str]:
-    size = max(1, -(-len(text) // max(1, parts)))
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-
-class FakeOpenAI:
+class FakeOpenAI(FakeUpstream[FakeReply]):
     """The server: ``url`` ends in ``/v1``; ``script`` / ``fail`` queue answers; ``requests`` records."""
 
+    reply_type = FakeReply
+    route = "/v1/chat/completions"
+
     def __init__(self) -> None:
-        self._replies: list[FakeReply] = []
-        self._lock = threading.Lock()
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
+        super().__init__()
         self.models = ["fake-model"]
-        fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+    def get(self, handler: BaseHTTPRequestHandler, path: str) -> None:
+        """``GET /v1/models``: :attr:`models`."""
+        if path != "/v1/models":
+            return super().get(handler, path)
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self.models]
+        send_json(handler, 200, {"object": "list", "data": data})
 
-            def do_GET(self) -> None:
-                if self.path.rstrip("/") != "/v1/models":
-                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
-                data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in fake.models]
-                return self._json(200, {"object": "list", "data": data})
+    def error_body(self, reply: FakeReply) -> Any:
+        """OpenAI's error shape, the status as its ``code``."""
+        return {"error": {"message": f"fake error {reply.status}", "type": "fake", "code": reply.status}}
 
-            def do_POST(self) -> None:
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    return self._json(404, {"error": {"message": f"no route {self.path}"}})
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                reply = fake._take(body, {k.lower(): v for k, v in self.headers.items()})
-                if reply.status != 200:
-                    return self._error(reply)
-                if body.get("stream"):
-                    return self._stream(body, reply)
-                return self._json(200, _completion(body, reply))
+    def frames(self, body: Mapping[str, Any], reply: FakeReply) -> Iterator[str]:
+        """The chunks as ``data:`` events, then ``data: [DONE]``."""
+        return (sse(chunk) for chunk in _chunks(body, reply))
 
-            def _json(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _error(self, reply: FakeReply) -> None:
-                headers = dict(reply.headers)
-                if reply.retry_after is not None:
-                    headers["retry-after"] = str(reply.retry_after)
-                payload = reply.body or {
-                    "error": {"message": f"fake error {reply.status}", "type": "fake", "code": reply.status}
-                }
-                self._json(reply.status, payload, headers)
-
-            def _stream(self, body: Mapping[str, Any], reply: FakeReply) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.end_headers()  # HTTP/1.0: the body ends when the connection closes
-                for sent, chunk in enumerate(_chunks(body, reply)):
-                    if reply.cut_after is not None and sent >= reply.cut_after:
-                        return
-                    if sent and reply.delay:
-                        time.sleep(reply.delay)
-                    data = chunk if isinstance(chunk, str) else json.dumps(chunk)
-                    try:
-                        self.wfile.write(f"data: {data}\n\n".encode())
-                        self.wfile.flush()
-                    except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
-                        return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, name="fake-openai", daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        """The base URL, ending in ``/v1``."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def start(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def script(self, *replies: FakeReply | str) -> None:
-        """Queue answers (a string is a text answer), one per request, in order."""
-        with self._lock:
-            self._replies += [FakeReply(text=r) if isinstance(r, str) else r for r in replies]
-
-    def reset(self) -> None:
-        """Forget the requests received and the answers not given yet (a server shared by many cases)."""
-        with self._lock:
-            self._replies.clear()
-            self.requests.clear()
-            self.headers.clear()
-
-    def fail(self, status: int, *, times: int = 1, **options: Any) -> None:
-        """Queue ``times`` error answers with ``status`` (options: ``retry_after``, ``body``, ``model``…)."""
-        self.script(*[FakeReply(status=status, **options)] * times)
+    def whole(self, body: Mapping[str, Any], reply: FakeReply) -> Any:
+        """A ``chat.completion``."""
+        return _completion(body, reply)
 
     @property
     def models_requested(self) -> list[str]:
         """The ``model`` field of every chat request received, in order."""
         return [str(body.get("model")) for body in self.requests]
 
-    def _take(self, body: dict[str, Any], headers: dict[str, str]) -> FakeReply:
-        with self._lock:
-            self.requests.append(body)
-            self.headers.append(headers)
-            for position, reply in enumerate(self._replies):
-                if reply.model is None or reply.model == body.get("model"):
-                    return self._replies.pop(position)
-        message = f"fake_openai: no reply scripted for model {body.get('model')!r}"
-        return replace(FakeReply(status=418), body={"error": {"message": message, "type": "fake"}})
-
 
 def _tool_call_entries(reply: FakeReply) -> list[tuple[str, str, str]]:
     entries = []
     for position, call in enumerate(reply.tool_calls):
-        arguments = call.get("arguments", {})
-        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        text = arguments_text(call.get("arguments", {}))
         entries.append((str(call.get("id", f"call_{position}")), str(call["name"]), text))
     return entries
 
@@ -227,8 +121,8 @@ def _chunks(body: Mapping[str, Any], reply: FakeReply) -> Iterator[dict[str, Any
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     yield chunk({"role": "assistant", "content": ""})
-    for piece in re.findall(r"\s+|\S+\s*", reply.text):
-        yield chunk({"content": piece})
+    for word in words(reply.text):
+        yield chunk({"content": word})
     if reply.error_event is not None:
         yield {"error": dict(reply.error_event)}
         return
@@ -236,7 +130,7 @@ def _chunks(body: Mapping[str, Any], reply: FakeReply) -> Iterator[dict[str, Any
         yield chunk(dict(delta))
     fragments: list[list[dict[str, Any]]] = []
     for index, (call_id, name, arguments) in enumerate(_tool_call_entries(reply)):
-        parts = _split(arguments, reply.pieces)
+        parts = split(arguments, reply.pieces)
         first = {
             "index": index,
             "id": call_id,
@@ -287,8 +181,4 @@ def _completion(body: Mapping[str, Any], reply: FakeReply) -> dict[str, Any]:
 @pytest.fixture
 def fake_openai() -> Iterator[FakeOpenAI]:
     """A running :class:`FakeOpenAI` on 127.0.0.1, stopped after the test."""
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from FakeOpenAI.running()
