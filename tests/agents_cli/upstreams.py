@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from tests.fake_anthropic import AnthropicReply, FakeAnthropic
 from tests.fake_openai import FakeOpenAI, FakeReply
 from tests.fake_responses import FakeResponses, ResponsesReply
+from tests.fake_upstream import FakeUpstream
 from tierwise.providers import OpenAICompatProvider
 from tierwise.providers.anthropic_api import AnthropicProvider
 from tierwise.providers.http import HTTPProvider
@@ -68,12 +69,12 @@ class Upstream:
     kind: ClassVar[str]
     model: ClassVar[str]
     fields: ClassVar[frozenset[str]]
-    fake: Any = field(init=False)
+    fake: FakeUpstream[Any] = field(init=False)
 
     def __post_init__(self) -> None:
         self.fake = self.make_fake().start()
 
-    def make_fake(self) -> Any:
+    def make_fake(self) -> FakeUpstream[Any]:
         raise NotImplementedError(f"{type(self).__name__}.make_fake")
 
     def provider(self) -> HTTPProvider[Any]:

@@ -24,11 +24,15 @@ upstream's second request carries the command's output as the result of the call
 wire's shape; no request carries a field the upstream's API refuses (nor Anthropic's headers, but to
 an Anthropic upstream); tierwise stored one chat for the run. When the CLI and the upstream speak the
 same wire (Codex → Responses, Claude Code → Anthropic), what tierwise does not touch must reach the
-upstream as the CLI sent it (:func:`check_codex_as_sent`, :func:`check_claude_as_sent`). A second run
-continuing the first (``codex exec resume --last``, ``claude -p --continue``) must continue that chat,
-not start another. ``-rP`` prints each run's record: the CLI's version, its exit code, the requests it
-made to tierwise and what reached the upstream; ``TIERWISE_AGENT_CLIS_DUMP=<dir>`` writes both sides of
-every request to ``<dir>`` (:func:`dump`).
+upstream as the CLI sent it (``check_codex_as_sent`` in ``test_codex.py``, ``check_claude_as_sent`` in
+``test_claude.py``). A second run continuing the first (``codex exec resume --last``, ``claude -p
+--continue``) must continue that chat, not start another. ``-rP`` prints each run's record: the CLI's
+version, its exit code, the requests it made to tierwise and what reached the upstream;
+``TIERWISE_AGENT_CLIS_DUMP=<dir>`` writes both sides of every request to ``<dir>`` (:func:`dump`).
+
+This module holds what both CLIs' tests share (running a CLI, tierwise served and logged, the checks of
+a round); ``conftest.py`` the ``upstream`` and ``tierwise`` fixtures; ``test_codex.py`` and
+``test_claude.py`` each CLI's configuration, runs and tests.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,12 +51,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.agents_cli.upstreams import KINDS, AnthropicUpstream, Upstream
-from tierwise.budget import Budget
-from tierwise.chat.engine import ChatEngine
-from tierwise.server import create_app
-from tierwise.server.threaded import serve_in_thread
-from tierwise.store import Store
+from tests.agents_cli.upstreams import AnthropicUpstream, Upstream
 
 ENABLED = os.environ.get("TIERWISE_AGENT_CLIS") == "1"
 PREFIX = os.environ.get("TIERWISE_AGENT_CLIS_PREFIX", "")
@@ -64,8 +63,6 @@ HOW = (
     "TIERWISE_AGENT_CLIS_PREFIX=<dir> after `npm install --prefix <dir> @openai/codex "
     "@anthropic-ai/claude-code` (or put codex and claude on PATH)"
 )
-
-pytestmark = pytest.mark.skipif(not ENABLED, reason=HOW)
 
 MODEL = "gpt-4o-mini"
 """The model Codex is configured with (tierwise sends the upstream adapter's own)."""
@@ -182,7 +179,7 @@ class Sent:
 
 
 @dataclass
-class _Log:
+class RequestLog:
     """An ASGI wrapper noting every request's method, path and answer status, and each POST's body."""
 
     app: Any
@@ -248,29 +245,6 @@ class Served:
                 time.sleep(0.1)
 
 
-@pytest.fixture(params=sorted(KINDS))
-def upstream(request: pytest.FixtureRequest) -> Iterator[Upstream]:
-    """The scripted upstream on 127.0.0.1, of each kind in turn (chat, responses, anthropic)."""
-    server = KINDS[request.param]()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def tierwise(upstream: Upstream, tmp_path: Path) -> Iterator[Served]:
-    """tierwise's app served in a thread over ``upstream``, on a store of its own."""
-    store = Store.open(f"sqlite:///{tmp_path / 'tierwise.db'}")
-    engine = ChatEngine(store, upstream.provider(), budget=Budget(window=BUDGET, reserve=RESERVE))
-    log = _Log(create_app(store, engine))
-    try:
-        with serve_in_thread(log) as base:
-            yield Served(base, log.seen, log.sent)
-    finally:
-        store.close()
-
-
 def script_shell_round(
     upstream: Upstream, tool: str, arguments: Mapping[str, Any], *, call_id: str = CALL_ID
 ) -> None:
@@ -295,85 +269,22 @@ def as_sent_pairs(served: Served, upstream: Upstream) -> list[tuple[Sent, dict[s
     return list(zip(served.posts, upstream.requests, upstream.headers, strict=True))
 
 
-def _without(value: Any, keys: frozenset[str]) -> Any:
+def without_keys(value: Any, keys: frozenset[str]) -> Any:
     """``value`` with ``keys`` left out of every object in it, at any depth."""
     if isinstance(value, dict):
-        return {k: _without(v, keys) for k, v in value.items() if k not in keys}
+        return {k: without_keys(v, keys) for k, v in value.items() if k not in keys}
     if isinstance(value, list):
-        return [_without(v, keys) for v in value]
+        return [without_keys(v, keys) for v in value]
     return value
 
 
-RESPONSES_REBUILT = frozenset({"model", "input", "instructions", "tools", "stream"})
-"""What a Responses upstream gets from tierwise's pack and configuration, not from the client's body."""
-
-
-def check_codex_as_sent(served: Served, upstream: Upstream) -> None:
-    """Codex → a Responses upstream (the same wire): every field of Codex's request reaches the
-    upstream as Codex sent it (``reasoning``, ``include``, ``store``, ``prompt_cache_key``,
-    ``client_metadata``…), and so do its tools (function, ``namespace``, hosted ``web_search``: same
-    order, same definitions), its input items (developer messages where they were: Codex sends no
-    ``instructions``), and its lack of ``instructions``. Only ``model`` is tierwise's (the upstream's).
-    Aside: the items' ``id`` and ``status``, which an upstream reads back only what it stored
-    (``store: false`` here), and an answer's ``logprobs: []`` (tierwise sends its stored answers
-    again as their text and annotations)."""
-    item_ids = frozenset({"id", "status", "logprobs"})
-    for sent, body, _ in as_sent_pairs(served, upstream):
-        own = sent.body
-        assert body["model"] == upstream.model and body["stream"] is True
-        kept = {k: v for k, v in own.items() if k not in RESPONSES_REBUILT}
-        assert {k: body.get(k) for k in kept} == kept, sorted(k for k in kept if body.get(k) != kept[k])
-        assert set(body) - RESPONSES_REBUILT == set(kept), sorted(set(body) ^ set(own))
-        assert body.get("instructions") == own.get("instructions")
-        assert body.get("tools") == own.get("tools"), (
-            [(t.get("type"), t.get("name")) for t in own.get("tools") or ()],
-            [(t.get("type"), t.get("name")) for t in body.get("tools") or ()],
-        )
-        assert _without(body["input"], item_ids) == _without(own["input"], item_ids)
-
-
-ANTHROPIC_REBUILT = frozenset({"model", "messages", "system", "tools", "max_tokens", "stream"})
-"""What an Anthropic upstream gets from tierwise's pack and configuration, not from the client's body."""
-CACHE_CONTROL = frozenset({"cache_control"})
-
-
-def _blocks(content: Any) -> Any:
-    """Anthropic content (or ``system``) as blocks: a string is one text block."""
-    return [{"type": "text", "text": content}] if isinstance(content, str) else content
-
-
-def _marks(value: Any) -> int:
+def cache_marks(value: Any) -> int:
     """How many ``cache_control`` markers ``value`` holds, at any depth."""
     if isinstance(value, dict):
-        return ("cache_control" in value) + sum(_marks(v) for v in value.values())
+        return ("cache_control" in value) + sum(cache_marks(v) for v in value.values())
     if isinstance(value, list):
-        return sum(_marks(v) for v in value)
+        return sum(cache_marks(v) for v in value)
     return 0
-
-
-def check_claude_as_sent(served: Served, upstream: Upstream) -> None:
-    """Claude Code → an Anthropic upstream (the same wire): its ``anthropic-version`` and
-    ``anthropic-beta`` headers, and every field of its request (``thinking``, ``metadata``,
-    ``context_management``, ``output_config``…), reach the upstream as sent; its system blocks,
-    tools and messages too — the mid-conversation system message where it was (Claude Code sends
-    the ``mid-conversation-system`` beta) — ``cache_control`` markers aside: tierwise places them, at
-    most 4. ``model`` is the upstream's, ``max_tokens`` at most what Claude Code asked."""
-    for sent, body, headers in as_sent_pairs(served, upstream):
-        own = sent.body
-        for name in ("anthropic-version", "anthropic-beta"):
-            assert headers.get(name) == sent.headers.get(name), (name, headers.get(name))
-        assert body["model"] == upstream.model and body["stream"] is True
-        assert 0 < body["max_tokens"] <= own["max_tokens"]
-        kept = {k: v for k, v in own.items() if k not in ANTHROPIC_REBUILT}
-        assert {k: body.get(k) for k in kept} == kept, sorted(k for k in kept if body.get(k) != kept[k])
-        assert set(body) - ANTHROPIC_REBUILT == set(kept), sorted(set(body) ^ set(own))
-        assert _without(_blocks(body.get("system")), CACHE_CONTROL) == _without(
-            _blocks(own.get("system")), CACHE_CONTROL
-        )
-        assert _without(body.get("tools"), CACHE_CONTROL) == _without(own.get("tools"), CACHE_CONTROL)
-        messages = [{**m, "content": _blocks(m["content"])} for m in own["messages"]]
-        assert _without(body["messages"], CACHE_CONTROL) == _without(messages, CACHE_CONTROL)
-        assert _marks(body) <= 4, _marks(body)
 
 
 def dump(served: Served, upstream: Upstream) -> None:
@@ -438,170 +349,5 @@ def report(name: str, cli_version: str, run: Run, served: Served, upstream: Upst
         f"{name} {cli_version} -> {upstream.kind} upstream: exit {run.code} in {run.seconds:.1f} s; "
         f"tierwise answered {served.from_cli}; upstream got {len(upstream.requests)} request(s), "
         f"stream={streamed}, fields {fields}, anthropic headers {wire_headers}, tools {tools}, "
-        f"cache_control marks {[_marks(r) for r in upstream.requests]}"
+        f"cache_control marks {[cache_marks(r) for r in upstream.requests]}"
     )
-
-
-# -- Codex CLI → /v1/responses -------------------------------------------------------------------------
-
-CODEX_CONFIG = """\
-model = "{model}"
-model_provider = "tierwise"
-check_for_update_on_startup = false
-
-[model_providers.tierwise]
-name = "tierwise"
-base_url = "{url}"
-env_key = "TIERWISE_CODEX_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-
-[otel]
-exporter = "none"
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-plugin_sharing = false
-in_app_updates = false
-"""
-"""A temporary ``CODEX_HOME``'s ``config.toml``: tierwise as a custom provider on the Responses wire."""
-
-
-def codex_run(tierwise: Served, tmp_path: Path) -> tuple[list[str], dict[str, str], Path]:
-    """``codex exec``'s argv (before the prompt), its environment and working directory, for a run
-    with a temporary ``HOME`` and ``CODEX_HOME``."""
-    codex = cli_or_skip("codex", "@openai/codex")
-    home, codex_home, work = (tmp_path / d for d in ("home", "codex_home", "work"))
-    for directory in (home, codex_home, work):
-        directory.mkdir()
-    (codex_home / "config.toml").write_text(CODEX_CONFIG.format(model=MODEL, url=f"{tierwise.base}/v1"))
-    env = {**base_env(home), "CODEX_HOME": str(codex_home), "TIERWISE_CODEX_KEY": "any", "RUST_LOG": "warn"}
-    argv = [codex, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "--json"]
-    return argv, env, work
-
-
-def codex_items(run: Run) -> list[dict[str, Any]]:
-    """The items ``codex exec --json`` reported completed."""
-    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    assert "turn.completed" in {e.get("type") for e in events}, events
-    return [e["item"] for e in events if e.get("type") == "item.completed"]
-
-
-def test_codex_exec_runs_a_shell_command_through_tierwise(
-    tierwise: Served, upstream: Upstream, tmp_path: Path
-) -> None:
-    """``codex exec`` → ``/v1/responses`` (streamed): its ``exec_command`` runs, then it answers."""
-    argv, env, work = codex_run(tierwise, tmp_path)
-    script_shell_round(upstream, "exec_command", {"cmd": COMMAND})
-
-    run = run_cli([*argv, "Write the marker to made.txt with the shell."], env, work)
-
-    check_round(run, tierwise, upstream, work, "exec_command", "responses")
-    items = codex_items(run)
-    commands = [i for i in items if i.get("type") == "command_execution"]
-    assert [c.get("exit_code") for c in commands] == [0], run.explain(tierwise, upstream)
-    assert MARKER in commands[0].get("aggregated_output", "")
-    assert [i.get("text") for i in items if i.get("type") == "agent_message"] == [ANSWER]
-    assert tierwise.from_cli == ["POST /v1/responses 200"] * 2, tierwise.seen
-    if upstream.kind == "responses":
-        check_codex_as_sent(tierwise, upstream)
-    report("codex", version(argv[0], env), run, tierwise, upstream)
-
-
-def test_codex_exec_resume_continues_the_chat(tierwise: Served, upstream: Upstream, tmp_path: Path) -> None:
-    """``codex exec resume --last`` sends the first run's conversation again: tierwise continues the
-    same chat (Codex names it in ``prompt_cache_key``), it does not start another."""
-    argv, env, work = codex_run(tierwise, tmp_path)
-    script_shell_round(upstream, "exec_command", {"cmd": COMMAND})
-    first = run_cli([*argv, "Write the marker to made.txt with the shell."], env, work)
-    check_round(first, tierwise, upstream, work, "exec_command", "responses")
-    script_shell_round(upstream, "exec_command", {"cmd": "cat made.txt"}, call_id=SECOND_CALL_ID)
-
-    run = run_cli([*argv, "resume", "--last", "Show made.txt again."], env, work)
-
-    check_second_round(run, tierwise, upstream, "responses")
-    assert [i.get("text") for i in codex_items(run) if i.get("type") == "agent_message"] == [ANSWER]
-    assert tierwise.from_cli == ["POST /v1/responses 200"] * 4, tierwise.seen
-    if upstream.kind == "responses":
-        check_codex_as_sent(tierwise, upstream)
-    report("codex resume", version(argv[0], env), run, tierwise, upstream)
-
-
-# -- Claude Code → /v1/messages --------------------------------------------------------------------------
-
-
-def claude_run(
-    tierwise: Served, tmp_path: Path, key: str = "ANTHROPIC_API_KEY"
-) -> tuple[list[str], dict[str, str], Path]:
-    """``claude -p``'s argv (before the prompt), its environment and working directory, for a run
-    with a temporary ``HOME`` and no traffic but to tierwise; ``key`` names the variable holding the
-    key (``ANTHROPIC_API_KEY``: sent as ``x-api-key``; ``ANTHROPIC_AUTH_TOKEN``: as a bearer token)."""
-    claude = cli_or_skip("claude", "@anthropic-ai/claude-code")
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
-    env = {
-        **base_env(home),
-        "ANTHROPIC_BASE_URL": tierwise.base,
-        key: "any",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
-    argv = [claude, "--model", CLAUDE_MODEL, "--allowedTools", "Bash", "--output-format", "json", "-p"]
-    return argv, env, work
-
-
-def claude_result(run: Run) -> str:
-    """The final answer ``claude -p --output-format json`` printed (it must not be an error)."""
-    result = json.loads(run.stdout)
-    assert result.get("is_error") is False, result
-    return str(result.get("result")).strip()
-
-
-@pytest.mark.parametrize("key", ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"])
-def test_claude_p_runs_bash_through_tierwise(
-    tierwise: Served, upstream: Upstream, tmp_path: Path, key: str
-) -> None:
-    """``claude -p`` → ``/v1/messages`` (streamed): its ``Bash`` tool runs, then it answers."""
-    argv, env, work = claude_run(tierwise, tmp_path, key)
-    script_shell_round(upstream, "Bash", {"command": COMMAND, "description": "Write the marker"})
-
-    run = run_cli([*argv, "Write the marker to made.txt with bash."], env, work)
-
-    check_round(run, tierwise, upstream, work, "Bash", "anthropic")
-    assert claude_result(run) == ANSWER
-    posts = [s for s in tierwise.from_cli if s.startswith("POST")]
-    assert posts == ["POST /v1/messages 200"] * 2, tierwise.seen
-    if upstream.kind == "anthropic":
-        check_claude_as_sent(tierwise, upstream)
-    report(f"claude ({key})", version(argv[0], env), run, tierwise, upstream)
-
-
-def test_claude_continue_continues_the_chat(tierwise: Served, upstream: Upstream, tmp_path: Path) -> None:
-    """``claude -p --continue`` sends the first run's conversation again: tierwise continues the same
-    chat, it does not start another."""
-    argv, env, work = claude_run(tierwise, tmp_path)
-    script_shell_round(upstream, "Bash", {"command": COMMAND, "description": "Write the marker"})
-    first = run_cli([*argv, "Write the marker to made.txt with bash."], env, work)
-    check_round(first, tierwise, upstream, work, "Bash", "anthropic")
-    script_shell_round(
-        upstream, "Bash", {"command": "cat made.txt", "description": "Show"}, call_id=SECOND_CALL_ID
-    )
-
-    run = run_cli([*argv, "--continue", "Show made.txt again."], env, work)
-
-    check_second_round(run, tierwise, upstream, "anthropic")
-    assert claude_result(run) == ANSWER
-    posts = [s for s in tierwise.from_cli if s.startswith("POST")]
-    assert posts == ["POST /v1/messages 200"] * 4, tierwise.seen
-    if upstream.kind == "anthropic":
-        check_claude_as_sent(tierwise, upstream)
-    report("claude --continue", version(argv[0], env), run, tierwise, upstream)
