@@ -59,19 +59,38 @@ def _scrubber_caught(scrubber: Any) -> tuple[Caught, Callable[[str], bool]]:
 
 
 def _before(revision: str) -> Any | None:
-    """The scrub module as it was at ``revision`` (None outside a git checkout)."""
+    """The scrub module as it was at ``revision`` (None outside a git checkout).
+
+    Its helper modules (``scrub_detectors``, ``scrub_numbers``) are loaded from the same revision
+    where they exist there, so the column is the scrubber of that revision, not a mix with today's.
+    """
+    source = _show(revision, "src/tierwise/memory/scrub.py")
+    if source is None:
+        return None
+    for helper in ("scrub_numbers", "scrub_detectors"):
+        helper_source = _show(revision, f"src/tierwise/memory/{helper}.py")
+        if helper_source is not None:
+            name = f"tierwise_before_{helper}"
+            _module(name, helper_source, f"{revision}:{helper}.py")
+            source = source.replace(f"tierwise.memory.{helper}", name)
+    return _module("tierwise_scrub_before", source, f"{revision}:scrub.py")
+
+
+def _show(revision: str, path: str) -> str | None:
     try:
-        source = subprocess.run(
-            ["git", "show", f"{revision}:src/tierwise/memory/scrub.py"],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
+        return subprocess.run(
+            ["git", "show", f"{revision}:{path}"], capture_output=True, text=True, check=True
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    spec = importlib.util.spec_from_loader("tierwise_scrub_before", loader=None)
+
+
+def _module(name: str, source: str, label: str) -> Any:
+    spec = importlib.util.spec_from_loader(name, loader=None)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    exec(compile(source, f"{revision}:scrub.py", "exec"), module.__dict__)
+    exec(compile(source, label, "exec"), module.__dict__)
     return module
 
 

@@ -7,7 +7,7 @@ its redactions per kind (:attr:`Scrubber.counts`, drained by :meth:`Scrubber.tak
 
 What is caught (placeholder in brackets):
 
-- ``[email]`` addresses ``local@domain.tld``.
+- ``[email]`` addresses ``local@domain.tld`` (also a punycode ``xn--…`` top-level domain).
 - ``[phone]`` international numbers (``+44 20 7946 0958``, ``+1 (555) 123-4567``, 7–15 digits) and
   common national formats: North American ``555-123-4567`` / ``(555) 123-4567`` / ``1-800-555-0199``,
   trunk-prefixed ``020 7946 0958`` / ``030 12345678``, French ``01 23 45 67 89``; written without
@@ -15,7 +15,9 @@ What is caught (placeholder in brackets):
   (``call me at``, ``my number is``, ``tel:``, ``"phone": "``), not a date-like ``20YYMMDDhh``.
 - ``[card]`` payment cards passing the Luhn check and starting with 2–6 (the major networks):
   13–19 digits grouped by one kind of separator (space or dash, first group of four, groups of 3+),
-  or 15–16 digits written plain (longer and shorter plain runs are mostly ids and seeds).
+  or 15–16 digits written plain (longer and shorter plain runs are mostly ids and seeds), and two
+  short forms: Diners Club's 14 digits (``30[0-5]``, ``36``, ``38``, ``39``) and UATP's 15 starting
+  with 1 right after a card's word (``my credit card: 1220…``).
 - ``[iban]`` IBANs, compact or in groups of four, upper- or lower-case (not mixed), for countries
   with a known IBAN length, passing the ISO 7064 mod-97 check.
 - ``[api-key]`` OpenAI ``sk-…`` / ``sk-proj-…``, Anthropic ``sk-ant-…``, AWS ``AKIA…`` / ``ASIA…`` and
@@ -40,15 +42,18 @@ What is caught (placeholder in brackets):
 - Beyond these, the detectors of :mod:`tierwise.memory.scrub_detectors` (ARCHITECTURE decision 76):
   bc-detect-secrets' vendor plugins, ~140 vendor token prefixes (modelled on gitleaks' rules),
   any name holding a keyword of detect-secrets' list (``stripeToken = …``, ``export TOKEN=…``,
-  ``<apiKey>…</apiKey>``), ``Authorization: Basic …`` and high-entropy unquoted runs.
+  ``<apiKey>…</apiKey>``, ``var x string = …``, ``X_TOKEN ?= …``, ``setProperty("X_TOKEN", "…")``),
+  ``Authorization: Basic …`` / ``Api-Token …``, webhook URLs, Azure AD client secrets, Facebook
+  app and Telegram bot tokens, and high-entropy unquoted runs. A value reading as a documented
+  sample is kept (``ghp_xxxx…``, ``PUT_YOUR_TOKEN_HERE``, ``curl -u user:pass``).
   Recall per rule on our own test set: ``tierwise bench scrub`` (``bench/results/scrub.md``).
 
 What is not caught: names, postal addresses, dates of birth, national id numbers, IP addresses;
 phone numbers written without separators and without a phone word before them (``order
-5551234567``), or as 7-digit local numbers (``555-0199``); cards starting with 0, 1 or 7–9, failing
-Luhn, or plain 13/14/17–19-digit runs; mixed-case IBANs; a random value with no vendor prefix, no
-keyword name and too little entropy; passwords that read as a word in prose (``my password is
-swordfish``, unless quoted) or paired compactly (``admin/x``).
+5551234567``), or as 7-digit local numbers (``555-0199``); cards starting with 0, 1 (but UATP after
+a card's word) or 7–9, failing Luhn, or plain 13/17–19-digit runs; mixed-case IBANs; a random value
+with no vendor prefix, no keyword name and too little entropy; passwords that read as a word in
+prose (``my password is swordfish``, unless quoted) or paired compactly (``admin/x``).
 
 Kept on purpose (false positives avoided): dates and times (``2026-10-13``, ``10:30``,
 ``2026-10-13T10:30:00Z``), versions (``v1.2.3``), prices (``$1,850``), standard numbers
