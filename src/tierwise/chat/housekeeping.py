@@ -31,6 +31,7 @@ from weakref import WeakKeyDictionary
 from pydantic import Field
 
 from tierwise.memory.blobs import open_blob as read_blob
+from tierwise.memory.resend import resent_text
 from tierwise.memory.scrub import Scrubber
 from tierwise.tools.compact import compact
 from tierwise.tools.definition import Tool, ToolContext, tool
@@ -93,7 +94,8 @@ async def open_blob(
     blobs = ctx.blobs if ctx.blobs is not None else (ctx.memory.blobs if ctx.memory else None)
     if blobs is None:
         return "error: no stored tool results are available in this chat"
-    return read_blob(blobs, sha256.strip().removeprefix("sha256:"), start=start, end=end)
+    text = read_blob(blobs, sha256.strip().removeprefix("sha256:"), start=start, end=end)
+    return resent_text(ctx.memory, text) if ctx.memory is not None else text  # re-sent: scrubbed
 
 
 @tool(tier="action", result_tokens=120)

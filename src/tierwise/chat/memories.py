@@ -20,6 +20,7 @@ from tierwise.collector import run_long
 from tierwise.memory.blobs import BlobStore
 from tierwise.memory.engine import Memory, MemoryPolicy
 from tierwise.memory.persist import ChatMemory, StoreBlobs
+from tierwise.memory.policy import scrub_resent_from_env
 from tierwise.store import Chat, Store
 from tierwise.summarize.base import Summarizer
 
@@ -163,16 +164,20 @@ def default_memory(blobs: BlobStore, summarizer: Summarizer | None = None) -> Me
     """A chat's memory: tool results to the store's blobs, segment summaries made after each answer.
 
     ``summarizer``: who writes the summaries (default: the extractive summarizer;
-    :func:`tierwise.chat.summaries.model_summarizer` for a model).
+    :func:`tierwise.chat.summaries.model_summarizer` for a model). What memory re-sends after its
+    turn is scrubbed unless ``TIERWISE_SCRUB_RESENT=0`` (README "Privacy").
     """
-    return Memory(blobs=blobs, policy=MemoryPolicy(defer_summaries=True), summarizer=summarizer)
+    policy = MemoryPolicy(defer_summaries=True, scrub_resent=scrub_resent_from_env())
+    return Memory(blobs=blobs, policy=policy, summarizer=summarizer)
 
 
 def summarizing_memory(summarizer: Summarizer | None) -> Callable[[BlobStore], Memory]:
     """A memory factory like :func:`default_memory` whose memories summarise with ``summarizer``.
 
-    One summarizer serves every chat (it is thread-safe): its counts are the process's.
+    One summarizer serves every chat (it is thread-safe): its counts are the process's. A bad
+    ``TIERWISE_SCRUB_RESENT`` is told here, when the engine is built, not at a chat's first turn.
     """
+    scrub_resent_from_env()
     if summarizer is None:
         return default_memory
     return partial(default_memory, summarizer=summarizer)

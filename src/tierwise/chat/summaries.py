@@ -141,7 +141,14 @@ def make_summaries(memory: Memory, jobs: Sequence[Job]) -> None:
         return
     with off_request_path():
         for segment, turns in jobs:
-            make_trio(segment, turns, memory.counter, summarizer, memory.scrubber)
+            make_trio(
+                segment,
+                turns,
+                memory.counter,
+                summarizer,
+                memory.scrubber,
+                scrub_input=memory.policy.scrub_resent,
+            )
 
 
 def merge_narrative(memory: Memory, lock: threading.Lock) -> None:

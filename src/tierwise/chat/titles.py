@@ -6,6 +6,10 @@ A title another of the user's recent chats has already gets the first message's 
 word added (:func:`distinct_title`), so chats started alike stay apart in the list. A model's title
 is used only if it is non-empty, at most 60 characters and one line; otherwise the fallback is used
 and the reason logged. A model's title call is the chat's spend (``spend`` in :func:`title_chat`).
+
+A title is stored and shown in every list, so it is made from the messages scrubbed (README
+"Privacy"): the model is sent them scrubbed, its answer is scrubbed, and the fallback reads the
+scrubbed first message; a rejected answer is logged by its length, not its text.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from tierwise.memory.scrub import scrub_text
 from tierwise.providers.base import ModelRequest, ModelResponse
 
 if TYPE_CHECKING:
@@ -94,7 +99,7 @@ def fallback_title(first_message: str) -> str:
         >>> fallback_title("Can you help me plan the Q4 product launch timeline? It's urgent.")
         'Plan the Q4 product launch timeline'
     """
-    text = " ".join(first_message.split())
+    text = " ".join(scrub_text(first_message[:2000]).split())  # a secret never becomes the title
     previous = None
     while previous != text:  # strip stacked filler: "hi, can you please …"
         previous = text
@@ -122,16 +127,22 @@ async def make_title(
     if ask is not None:
         prompt = (
             "Give this conversation a title of at most 6 words. Reply with the title only.\n\n"
-            f"User: {first_message[:800]}\nAssistant: {first_answer[:400]}"
+            f"User: {scrub_text(first_message[:1600])[:800]}\n"
+            f"Assistant: {scrub_text(first_answer[:800])[:400]}"
         )
         try:
-            answer = (await ask(prompt)).strip().strip("\"'").strip()
+            answer = scrub_text((await ask(prompt)).strip().strip("\"'").strip())
         except Exception as exc:  # a title is never worth failing a turn
             log.warning("title model failed (%s: %s); using the fallback title", type(exc).__name__, exc)
         else:
             if answer and "\n" not in answer and len(answer) <= MAX_CHARS:
                 return answer.rstrip("."), True
-            log.warning("title model answer rejected (%r); using the fallback title", answer[:80])
+            lines = answer.count("\n") + 1 if answer else 0  # never its text: it may repeat the chat's
+            log.warning(
+                "title model answer rejected (%d characters, %d lines); using the fallback title",
+                len(answer),
+                lines,
+            )
     return fallback_title(first_message), False
 
 

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from tierwise.budget import Budget
@@ -39,6 +40,7 @@ from tierwise.memory.lines import LineIndex
 from tierwise.memory.narrative import Narrative, day_label
 from tierwise.memory.policy import MemoryPolicy
 from tierwise.memory.recall import Form, recall_segments, segment_headers
+from tierwise.memory.resend import resent_turn
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.segments import Segment, Segmenter, make_trio, spoken
@@ -124,6 +126,9 @@ class Memory:
         self._pinned: tuple[tuple[Any, ...], ContextLayer | None] | None = None
         self._resuming = False  # the next step keeps working memory if it fits (Memory.resume)
         self.backlog = False  # the head was made while a backlog of trios waited (Memory._settle)
+        self._resent: dict[int, tuple[Turn, Turn]] = {}  # a turn as re-sent: scrubbed (memory/resend.py)
+        if self.policy.scrub_resent:  # retrieved turns are shown, and costed, scrubbed
+            self.retriever.shown = partial(resent_turn, self)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -384,9 +389,13 @@ class Memory:
             self.upkeep.summarized(segment, self.summarizer, before)  # made on a request's path?
 
     def _context(self, segment: Segment) -> dict[str, Any]:
-        """What a segment's trio is made against: the conversation's words and the segment before."""
+        """What a segment's trio is made against: the conversation's words and the segment before.
+
+        And whether a summary model is sent the turns scrubbed (``policy.scrub_resent``).
+        """
         previous = self.segments[segment.seq - 2] if segment.seq >= 2 else None
-        return {"vocabulary": self.vocabulary, "previous": previous, "embedder": self.retriever.embedder}
+        context = {"vocabulary": self.vocabulary, "previous": previous, "embedder": self.retriever.embedder}
+        return {**context, "scrub_input": self.policy.scrub_resent}
 
     def _narrate(self, segment: Segment) -> None:
         turns = self.turns[segment.first : segment.last + 1]
@@ -533,7 +542,7 @@ class Memory:
                 picked = self.retriever.select(query, allowance, counter, exclude=shown, label=label)
                 picked = [t for t in picked if t.index < start]
                 if picked:
-                    rendered = excerpt(picked, label)
+                    rendered = excerpt([resent_turn(self, t) for t in picked], label)
                     layer = ContextLayer("retrieved", "retrieved", "\n".join(rendered))
                     rendered[0] = layer.heading + rendered[0]
                     counter.count_joined(rendered, "\n")  # the turns' lines are counted already: cheap

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
+from tierwise.errors import UserError
 from tierwise.memory.segments import SegmentPolicy
 
-__all__ = ["MemoryPolicy"]
+__all__ = ["MemoryPolicy", "scrub_resent_from_env"]
+
+_YES = frozenset({"1", "true", "yes", "on"})
+_NO = frozenset({"0", "false", "no", "off"})
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,12 @@ class MemoryPolicy:
     ``defer_summaries``); a longer backlog — a chat stored without its trios, e.g. imported — leaves
     the request's path, and the head shows the newest summaries and the rest as a range line until
     :meth:`~tierwise.memory.engine.Memory.maintain` has made them.
+
+    ``scrub_resent`` (the privacy policy, README "Privacy"): what memory sends again after its turn
+    — retrieved turns, segments recalled in full, a step's note of earlier output, an agent loop's
+    pinned first message, a blob opened again, a summary model's input — passes the scrubber first,
+    as everything memory writes does. The recent turns sent whole are the conversation and go as
+    they were sent. ``False`` re-sends what was said verbatim (``TIERWISE_SCRUB_RESENT=0``).
     """
 
     narrative_share: float = 0.10
@@ -51,6 +62,7 @@ class MemoryPolicy:
     blob_threshold_tokens: int = 400
     defer_summaries: bool = False  # summarise closed segments in maintain(), not as they close
     backlog_trios: int = 16  # more waiting at a step: the head is provisional (see Memory._settle)
+    scrub_resent: bool = True  # what memory re-sends after its turn is scrubbed (README "Privacy")
     segments: SegmentPolicy = field(default_factory=SegmentPolicy)
 
     def __post_init__(self) -> None:
@@ -60,3 +72,25 @@ class MemoryPolicy:
                 f"uncached one, e.g. 0.1), or None to let working memory fill its allowance; "
                 f"got {self.cached_rate}"
             )
+
+
+def scrub_resent_from_env() -> bool:
+    """``TIERWISE_SCRUB_RESENT``: whether memory scrubs what it re-sends after its turn (default: yes).
+
+    ``1``, ``true``, ``yes``, ``on`` or unset: scrubbed; ``0``, ``false``, ``no``, ``off``: re-sent
+    as it was said (the conversation stays stored raw either way; what memory writes is always
+    scrubbed).
+
+    Raises:
+        UserError: another value, naming the ones that work.
+    """
+    raw = os.environ.get("TIERWISE_SCRUB_RESENT", "")
+    value = raw.strip().lower()
+    if not value or value in _YES:
+        return True
+    if value in _NO:
+        return False
+    raise UserError(
+        f"TIERWISE_SCRUB_RESENT={raw!r} is not on or off; set it to 0 (or false) to have memory re-send "
+        "earlier turns as they were said, 1 (or true) or unset to scrub them (the default)"
+    )

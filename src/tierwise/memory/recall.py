@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from tierwise.memory.frame import headers_text
+from tierwise.memory.resend import resent_turn
 from tierwise.memory.segments import Segment, full_text, make_trio
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ def recall_segments(memory: Memory, ids: Sequence[str], form: Form = "summary") 
     """Segments by id as header, summary or full text (what the ``recall_segments`` tool returns).
 
     At most ``fulls_per_turn`` full segments per turn; beyond that, summaries are returned with a
-    note. Unknown ids get a message that lists the known range.
+    note. Unknown ids get a message that lists the known range. A full text is its turns as memory
+    re-sends them (scrubbed while ``MemoryPolicy.scrub_resent`` is on: :mod:`tierwise.memory.resend`).
     """
     by_id = {s.id: s for s in memory.segments}
     out = []
@@ -54,7 +56,8 @@ def _render_segment(memory: Memory, seg: Segment, form: Form) -> str:
         return f"{seg.id} {seg.header}: {seg.summary}"
     cached = memory._fulls.get(seg.id)
     if cached is None or not seg.closed:
-        cached = f"{seg.id} {seg.header}\n" + full_text(memory.turns[seg.first : seg.last + 1])
+        turns = [resent_turn(memory, t) for t in memory.turns[seg.first : seg.last + 1]]  # scrubbed
+        cached = f"{seg.id} {seg.header}\n" + full_text(turns)
         if seg.closed:
             memory._fulls[seg.id] = cached
             while len(memory._fulls) > memory.policy.full_cache_size:

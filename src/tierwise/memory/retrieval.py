@@ -270,6 +270,9 @@ class TurnRetriever:
         self._embeddings: FloatArray = np.zeros((0, 0), dtype=np.float32)
         self._position: dict[str, int] = {}
         self._times = np.zeros(0, dtype=np.float64)
+        # How a turn is shown (and costed) when selected: memory's scrubbed copy (memory/resend.py).
+        # Ranking reads what was said; only what is re-sent is scrubbed.
+        self.shown: Callable[[Turn], Turn] | None = None
 
     def __len__(self) -> int:
         return len(self._turns)
@@ -488,12 +491,17 @@ class TurnRetriever:
         breaks (the tokenizer's pieces never span one), so a search counts only the lines that might
         fit; counts are made when first asked for and cached per encoding and form.
         """
-        render = speaker_line if compact else render_turn
+        line = speaker_line if compact else render_turn
+        shown = self.shown
+
+        def render(turn: Turn) -> str:
+            return line(turn if shown is None else shown(turn))
+
         key = f"{counter.encoding_name}:compact" if compact else counter.encoding_name
         cached = self._line_costs.setdefault(key, {})
         floors = self._line_floors.setdefault(compact, [])
         turns = self._turns
-        floors.extend(_words(render(turn)) for turn in turns[len(floors) :])
+        floors.extend(_words(line(turn)) for turn in turns[len(floors) :])  # as said: cheap, near enough
 
         def cost(i: int) -> int:
             found = cached.get(i)

@@ -236,6 +236,7 @@ def make_trio(
     vocabulary: Vocabulary | None = None,
     previous: Segment | None = None,
     embedder: Any = None,
+    scrub_input: bool = True,
 ) -> None:
     """Fill the segment's header, summary, topic, entities and outcome from its ``turns``.
 
@@ -247,7 +248,8 @@ def make_trio(
     dense model, when installed) keeps the extractive summary from saying one thing twice. A header
     made before from the same turns, against the same vocabulary, segment before, counter and
     scrubber is kept as it is (it would come out the same): a segment shown with its header first
-    and summarised later gets its header once.
+    and summarised later gets its header once. ``scrub_input``: a ``summarizer`` (a model) is sent
+    the turns scrubbed (``MemoryPolicy.scrub_resent``, README "Privacy"), not as they were said.
     """
     actions = code.actions_of(t.message for t in turns if t.message is not None)
     if actions:  # a coding agent's steps: what it did, to which files, with what outcome (memory/code.py)
@@ -262,6 +264,8 @@ def make_trio(
     if not summarize:
         return
     text = source_text(turns)
+    if summarizer is not None and scrubber is not None and scrub_input:
+        text = scrubber.scrub_text(text)  # what a summary model is sent (the extractive one sends nothing)
     embed = embedder.embed if embedder is not None else None
     extractive = ExtractiveSummarizer(counter, rarity=words.idf, embed=embed)
     summary = ""

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from tierwise.memory import code
 from tierwise.memory.blobs import compressed_sha256
 from tierwise.memory.outputs import head_tail
+from tierwise.memory.resend import resent_text
 from tierwise.packing.groups import MessageGroups
 from tierwise.packing.layers import TRUNCATION_MARKER, ContextLayer, truncate_text
 
@@ -170,7 +171,9 @@ def task_layer(memory: Memory, task: int | None, available: int) -> ContextLayer
     ``policy.task_share`` of the budget, the turn's beside it to a fifth of that (head and tail, with
     the segment that holds it whole; a cut that never depends on what is pinned beside it). Chosen
     when working memory moves and held until it moves again (a turn that starts meanwhile is in
-    working memory), so packs between two compaction steps repeat each other from the start.
+    working memory), so packs between two compaction steps repeat each other from the start. The
+    conversation's first message, re-sent after its turn, is scrubbed (:mod:`tierwise.memory.resend`);
+    the turn's own is the turn in progress, sent as given.
     """
     if memory.step_turn is None:
         return None
@@ -189,6 +192,9 @@ def task_layer(memory: Memory, task: int | None, available: int) -> ContextLayer
             cap = max(64, share // 5 if i != first and first in pinned else share)
             message = memory.messages[i]
             content = message.get("content")
+            if i != task and isinstance(content, str):  # the first message, re-sent after its turn
+                message = {**message, "content": resent_text(memory, content)}
+                content = message["content"]
             if isinstance(content, str) and memory.costs[i] > cap:
                 where = memory._excerpt_label(memory.turns[i]).strip("[]").split(" · ")[0]
                 pointer = f"[… part of this message left out: recall_segments {where} full reads it]"
@@ -223,7 +229,7 @@ def step_note(memory: Memory, step: str, at: int, budget: int) -> str:
     )
     if not text:
         return ""
-    note = f"\n\n{STEP_NOTE}\n{text}"
+    note = f"\n\n{STEP_NOTE}\n{resent_text(memory, text)}"  # earlier output, re-sent: scrubbed
     memory._notes[at] = (note, memory.counter.count(note) + 1)
     return note
 
