@@ -26,11 +26,7 @@ from tests.fake_openai import FakeOpenAI
 @pytest.fixture
 def upstream() -> Iterator[FakeOpenAI]:
     """The scripted OpenAI-compatible upstream on 127.0.0.1 (``script`` / ``fail``, ``requests``)."""
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from FakeOpenAI.running()
 
 
 @pytest.fixture(scope="session")

@@ -56,7 +56,7 @@ from tierwise.providers.base import (
     Usage,
 )
 from tierwise.providers.errors import ProviderError
-from tierwise.providers.http import HTTPProvider, SDKErrors, http_error, sdk_error, sse_events
+from tierwise.providers.http import HTTPProvider, SDKErrors, http_error, json_events, sdk_error
 from tierwise.providers.retry import is_retryable_status
 
 __all__ = ["ERROR_STATUS", "AnthropicProvider", "anthropic_error", "finish_reason", "usage_of"]
@@ -297,12 +297,7 @@ class AnthropicProvider(HTTPProvider[anthropic.AsyncAnthropic]):
             raise anthropic_error(exc, model) from exc
         decoder = _Decoder(model)
         try:
-            async for kind, data in sse_events(response.iter_lines()):
-                if kind == "ping" or not data:
-                    continue
-                event = json.loads(data)
-                if not isinstance(event, dict):
-                    raise ValueError(f"an event that is not a JSON object: {data[:200]}")
+            async for kind, event in json_events(response.iter_lines(), ignore={"ping"}):
                 if kind == "error" or event.get("type") == "error":
                     error = event.get("error")
                     raise _stream_error(error if isinstance(error, Mapping) else {}, event, model)

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import logging
 import weakref
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, Self, TypeVar
 
@@ -44,7 +45,16 @@ from tierwise.providers.fallback import chain
 from tierwise.providers.retry import RetryPolicy, is_retryable_status, parse_retry_after
 from tierwise.providers.settings import ProviderSettings
 
-__all__ = ["NO_KEY", "HTTPProvider", "SDKClient", "SDKErrors", "http_error", "sdk_error", "sse_events"]
+__all__ = [
+    "NO_KEY",
+    "HTTPProvider",
+    "SDKClient",
+    "SDKErrors",
+    "http_error",
+    "json_events",
+    "sdk_error",
+    "sse_events",
+]
 
 log = logging.getLogger(__name__)
 
@@ -396,3 +406,23 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, str]
             data.append(line[5:].removeprefix(" "))
     if data or kind:
         yield kind, "\n".join(data)
+
+
+async def json_events(
+    lines: AsyncIterator[str], *, ignore: Container[str] = ()
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """The server-sent events (:func:`sse_events`) as ``(event, data read as a JSON object)``.
+
+    Passed over: the events named in ``ignore`` (Anthropic's ``ping``), those without data, and a
+    closing ``[DONE]``.
+
+    Raises:
+        ValueError: an event's data is not JSON, or not a JSON object.
+    """
+    async for kind, data in sse_events(lines):
+        if kind in ignore or not data or data == "[DONE]":
+            continue
+        event = json.loads(data)
+        if not isinstance(event, dict):
+            raise ValueError(f"an event that is not a JSON object: {data[:200]}")
+        yield kind, event

@@ -45,7 +45,7 @@ from tierwise.providers.base import (
     Usage,
 )
 from tierwise.providers.errors import ProviderError
-from tierwise.providers.http import HTTPProvider, sse_events
+from tierwise.providers.http import HTTPProvider, json_events
 from tierwise.providers.openai_compat import provider_error
 from tierwise.providers.responses_request import (
     CARRIED,
@@ -254,12 +254,7 @@ class ResponsesProvider(HTTPProvider[openai.AsyncOpenAI]):
             raise provider_error(exc, model) from exc
         decoder = _Decoder(model)
         try:  # the events read as JSON, not through the SDK's event types (see sse_events)
-            async for _, data in sse_events(response.iter_lines()):
-                if not data or data == "[DONE]":
-                    continue
-                event = json.loads(data)
-                if not isinstance(event, dict):
-                    raise ValueError(f"an event that is not a JSON object: {data[:200]}")
+            async for _, event in json_events(response.iter_lines()):
                 for out in decoder.feed(event):
                     yield out
                 if decoder.done is not None:

@@ -119,6 +119,7 @@ def _input_part(part: Any) -> Any:
 
 
 def _input_content(content: Any) -> Any:
+    """A message's or a tool result's content: a text as it is, parts as Responses input parts."""
     if isinstance(content, list):
         return [_input_part(p) for p in content]
     return content if content is not None else ""
@@ -172,13 +173,6 @@ def _call_item(call: Any) -> dict[str, Any]:
     return dict(call)
 
 
-def _output(content: Any) -> Any:
-    """A tool result's content: a text as it is, parts as Responses input parts."""
-    if isinstance(content, list):
-        return [_input_part(p) for p in content]
-    return content if content is not None else ""
-
-
 def responses_input(
     messages: Sequence[Mapping[str, Any]], *, stored: bool = True
 ) -> tuple[str | None, list[dict[str, Any]]]:
@@ -220,7 +214,7 @@ def responses_input(
         elif role == "tool":
             call_id = message.get("tool_call_id")
             kind = "custom_tool_call_output" if call_id in custom else "function_call_output"
-            items.append({"type": kind, "call_id": call_id, "output": _output(message.get("content"))})
+            items.append({"type": kind, "call_id": call_id, "output": _input_content(message.get("content"))})
         else:
             items.append({"type": "message", "role": role, "content": _input_content(message.get("content"))})
     instructions = "\n\n".join(t for t in lead if t) or None
