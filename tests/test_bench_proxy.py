@@ -61,3 +61,21 @@ def test_a_small_run_through_each_wire_beside_the_same_peer(tmp_path: Path) -> N
     for w in beside.values():
         assert w["passthrough_p99_ms"] == runs["passthrough"]["added_ms"]["p99"]
         assert w["p99_over_passthrough_ms"] == round(w["added_p99_ms"] - w["passthrough_p99_ms"], 2)
+
+
+def test_a_small_run_through_the_web_chat_api(tmp_path: Path) -> None:
+    """``--wire api``: each client makes a chat, then streams its turns from the reference assistant."""
+    result = run(
+        clients=2,
+        requests=3,
+        seconds=30,
+        paces={"slow": Pace(first_ms=400, chunks=2, gap_ms=1)},
+        console=Console(quiet=True),
+        wires=("chat", "api"),
+    )
+    runs = result["runs"]["slow"]
+    assert runs["tierwise api"]["requests"] == 6 and runs["tierwise api"]["failed"] == 0
+    added = runs["tierwise api"]["added_ms"]
+    # The upstream's own 400 ms was found for each turn and taken off (not counted as tierwise's).
+    assert 0 <= added["p50"] < 300 and added["p50"] <= added["p99"]
+    assert result["wires"]["slow"]["api"]["path"] == "/api/chats/{chat}/messages"

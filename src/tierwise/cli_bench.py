@@ -291,16 +291,17 @@ def bench_proxy_command(
     wire: Annotated[
         str,
         typer.Option(
-            help="The clients' wire: chat, responses, anthropic or all (each beside the same peer)."
+            help="The clients' wire: chat, responses, anthropic or all (each beside the same peer); "
+            "api: the web chat's turns."
         ),
     ] = "chat",
 ) -> None:
     """Load the OpenAI-compatible proxy on loopback (fake upstream) beside a bare passthrough peer."""
     from tierwise.bench.proxy import PACES, run
-    from tierwise.bench.wires import parse_wires
+    from tierwise.bench.wires import API, parse_wires
 
     try:
-        wires = parse_wires(wire)
+        wires = parse_wires(wire, extra=(API,))
     except ValueError as exc:
         raise _fail(f"--wire: {exc}") from None
     if clients < 1 or requests < 1 or seconds <= 0 or hostile < 0:

@@ -215,16 +215,17 @@ def test_a_stored_v1_answer_says_so(store: Store) -> None:
     assert asyncio.run(go()).headers["X-Tierwise-Stored"] == "true"
 
 
-def test_the_v1_answer_is_stored_before_done_when_processes_share_the_store(tmp_path: Path) -> None:
-    """The client that reads ``[DONE]`` finds the answer in the database file (another process, or a
-    process killed then, has it). One process alone stores it right after (decision 77)."""
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "one-process"])
+def test_the_v1_answer_is_stored_before_done(tmp_path: Path, shared: bool) -> None:
+    """The client that reads ``[DONE]`` finds the answer in the database file: another process, or a
+    process killed then, has it (decision 77)."""
     path = tmp_path / "tierwise.db"
     store = Store.open(f"sqlite:///{path}")
     model = ScriptedModel()
     found = []
     try:
         app = create_app(
-            store, ChatEngine(store, model, budget=Budget(window=16_000, reserve=500)), shared=True
+            store, ChatEngine(store, model, budget=Budget(window=16_000, reserve=500)), shared=shared
         )
         with serve_in_thread(app) as base, httpx.Client(base_url=base, timeout=30) as http:
             for turn in range(5):

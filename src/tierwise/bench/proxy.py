@@ -54,7 +54,8 @@ from fastapi.responses import StreamingResponse
 from rich.console import Console
 from rich.table import Table
 
-from tierwise.bench.wires import PATHS, encode, stream_done, stream_text
+from tierwise.bench.loopback_client import Connection
+from tierwise.bench.wires import API, PATHS, encode, stream_text
 from tierwise.budget import Budget
 from tierwise.chat.engine import ChatEngine
 from tierwise.providers.base import Done, Event, ModelRequest, Provider, TextDelta, Usage
@@ -173,6 +174,7 @@ class ServerClock:
 def _latency(values: list[float]) -> dict[str, float]:
     return {
         "p50": round(_percentile(values, 0.5), 2),
+        "p95": round(_percentile(values, 0.95), 2),
         "p99": round(_percentile(values, 0.99), 2),
         "max": round(max(values, default=0.0), 2),
     }
@@ -183,77 +185,8 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else 0.0
 
 
-class _Connection:
-    """A keep-alive HTTP/1.1 connection that POSTs JSON and reads a server-sent-event stream.
-
-    The benchmark's client, written for this one job on asyncio streams: it is the instrument, and
-    must cost little next to what it measures (``httpx`` spent ~10 ms of CPU per streamed request
-    here, more than the proxy under test, and 50 of them in one process delayed their own reads).
-    """
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-
-    async def post_stream(
-        self, path: str, body: bytes, headers: Mapping[str, str], wire: str = "chat"
-    ) -> list[str]:
-        """POST ``body``; the ``data:`` payloads of the streamed answer up to ``wire``'s last event.
-
-        Raises:
-            ConnectionError: the connection closed early, or the status was not 200.
-        """
-        if self.writer is None or self.reader is None:
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        reader, writer = self.reader, self.writer
-        head = [f"POST {path} HTTP/1.1", f"Host: {self.host}:{self.port}", "Content-Type: application/json"]
-        head += [f"{name}: {value}" for name, value in headers.items()]
-        head.append(f"Content-Length: {len(body)}")
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-        status = (await reader.readline()).split(b" ", 2)
-        if len(status) < 2 or status[1] != b"200":
-            raise ConnectionError(f"status {status!r}")
-        chunked = False
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            chunked = chunked or line.lower().startswith(b"transfer-encoding: chunked")
-        if not chunked:
-            raise ConnectionError("the answer was not streamed")
-        payloads: list[str] = []
-        pending = b""
-        while True:
-            size = int((await reader.readline()).split(b";", 1)[0], 16)
-            data = await reader.readexactly(size + 2)
-            if size == 0:
-                raise ConnectionError("the stream ended before [DONE]")
-            pending += data[:-2]
-            *events, pending = pending.split(b"\n\n")
-            for event in events:
-                data = event[6:] if event.startswith(b"data: ") else event.partition(b"\ndata: ")[2]
-                if data:
-                    payload = data.decode()
-                    if stream_done(wire, payload):
-                        await self._drain(reader)
-                        return payloads
-                    payloads.append(payload)
-
-    @staticmethod
-    async def _drain(reader: asyncio.StreamReader) -> None:
-        """Read the rest of the chunked body (its last chunk) so the connection can be reused."""
-        while True:
-            size = int((await reader.readline()).split(b";", 1)[0], 16)
-            await reader.readexactly(size + 2)
-            if size == 0:
-                return
-
-    def close(self) -> None:
-        """Close the connection."""
-        if self.writer is not None:
-            self.writer.close()
-
-
 async def _client(
-    connection: _Connection,
+    connection: Connection,
     index: int,
     start_s: float,
     requests: int,
@@ -268,22 +201,26 @@ async def _client(
             {"role": "assistant", "content": f"Earlier answer {turn}: the venue holds forty people."},
         ]
     await asyncio.sleep(start_s)
+    path = PATHS[wire]
     try:
+        if wire == API:  # the web chat keeps the history: a chat, then one message a request
+            chat = await connection.post_json("/api/chats", b'{"title": "load"}', {})
+            path = path.format(chat=chat["id"])
         for n in range(requests):
             if time.monotonic() > deadline:
                 return
             question = f"client {index} request {n}: what is left?"
             messages = [*history, {"role": "user", "content": question}]
-            body = encode(
-                wire, messages, model="any", stream=True, max_tokens=RESERVE if wire == "anthropic" else None
-            )
+            if wire == API:
+                body: dict[str, Any] = {"content": question}
+            else:
+                reserve = RESERVE if wire == "anthropic" else None
+                body = encode(wire, messages, model="any", stream=True, max_tokens=reserve)
             headers = {"X-Tierwise-Session": f"load-{index}", _REQUEST_HEADER: question}
             started = time.perf_counter()
             answer = []
             try:
-                for payload in await connection.post_stream(
-                    PATHS[wire], json.dumps(body).encode(), headers, wire
-                ):
+                for payload in await connection.post_stream(path, json.dumps(body).encode(), headers, wire):
                     answer.append(stream_text(wire, payload))
             except (OSError, ValueError, asyncio.IncompleteReadError):  # a failure ends this conversation
                 out.append((question, n, -1.0, started))
@@ -293,6 +230,8 @@ async def _client(
                 {"role": "user", "content": question},
                 {"role": "assistant", "content": "".join(answer)},
             ]
+    except (OSError, ValueError, asyncio.IncompleteReadError):  # the chat could not be made
+        out.append((f"client {index}: no chat", 0, -1.0, time.perf_counter()))
     finally:
         connection.close()
 
@@ -334,7 +273,7 @@ def _load(
     gc.collect()
     gc.disable()
 
-    async def neighbour(connection: _Connection) -> None:
+    async def neighbour(connection: Connection) -> None:
         await asyncio.sleep(1.0)
         window.append(time.perf_counter())
         try:
@@ -346,14 +285,14 @@ def _load(
 
     async def load() -> float:
         host, port = base.removeprefix("http://").rsplit(":", 1)
-        made = [_Connection(host, int(port)) for _ in range(clients)]
+        made = [Connection(host, int(port)) for _ in range(clients)]
         deadline = time.monotonic() + seconds
         started = time.perf_counter()
         jobs = [
             _client(c, i, i * spread_s / clients, requests, deadline, done, wire) for i, c in enumerate(made)
         ]
         if hostile:
-            jobs.append(neighbour(_Connection(host, int(port))))
+            jobs.append(neighbour(Connection(host, int(port))))
         await asyncio.gather(*jobs)
         return time.perf_counter() - started
 
@@ -465,8 +404,7 @@ def run(
                 with tempfile.TemporaryDirectory(prefix="tierwise-proxy-") as tmp:
                     store = Store.open(f"sqlite:///{Path(tmp) / 'proxy.db'}")
                     upstream = TimedUpstream(pace)
-                    engine = ChatEngine(store, upstream, budget=Budget(window=4_000, reserve=RESERVE))
-                    app = create_app(store, engine)
+                    app = create_app(store, _engine(store, upstream, wire))
                     runs[_server(wire)] = _measure(
                         app, upstream, clients, requests, seconds, pool, hostile, wire
                     )
@@ -479,6 +417,23 @@ def run(
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return result
+
+
+def _engine(store: Store, upstream: TimedUpstream, wire: str) -> ChatEngine:
+    """``/v1``'s engine under a 4k budget; for the web chat, the reference assistant's, as ``serve`` runs it.
+
+    The web chat's is :func:`~tierwise.workspace.app.assistant_engine` over the sample workspace
+    (its tools, context layers and offering) under the same budget, without titles: a first turn's
+    title is a second upstream call the client waits for, which would be counted as tierwise's.
+    """
+    budget = Budget(window=4_000, reserve=RESERVE)
+    if wire != API:
+        return ChatEngine(store, upstream, budget=budget)
+    from tierwise.chat.terminal import local_user
+    from tierwise.workspace.app import assistant_engine, ensure_sample
+
+    ensure_sample(store, local_user(store))
+    return assistant_engine(store, upstream, budget=budget, title_provider=None)
 
 
 def _server(wire: str) -> str:
@@ -513,6 +468,9 @@ def _print(result: dict[str, Any], console: Console) -> None:
     def pair(figures: dict[str, float]) -> str:
         return f"{figures['p50']:g} / {figures['p99']:g}"
 
+    def triple(figures: dict[str, float]) -> str:
+        return f"{figures['p50']:g} / {figures.get('p95', 0):g} / {figures['p99']:g}"
+
     for name, runs in result["runs"].items():
         label = f"{name} ({runs['pace']['stream_ms']:g} ms)"
         for server in (*(k for k in runs if k.startswith("tierwise")), "passthrough"):
@@ -544,11 +502,11 @@ def _print(result: dict[str, Any], console: Console) -> None:
             for server in (*(k for k in runs if k.startswith("tierwise")), "passthrough"):
                 r = runs[server]
                 beside = r.get("added_ms_beside_hostile")
-                figures = pair(beside) if beside else "none overlapped"
+                figures = triple(beside) if beside else "none overlapped"
                 strict = r.get("added_ms_beside_hostile_nominal")
-                against = pair(strict) if strict else "none overlapped"
+                against = triple(strict) if strict else "none overlapped"
                 console.print(
                     f"{name} · {server}: a neighbour's {result['hostile_messages']:,}-message request took "
-                    f"{r['hostile_seconds']} s; the others' added p50/p99 beside it: {against} ms against "
-                    f"the upstream's nominal time ({figures} ms against its measured time)"
+                    f"{r['hostile_seconds']} s; the others' added p50/p95/p99 beside it: {against} ms "
+                    f"against the upstream's nominal time ({figures} ms against its measured time)"
                 )

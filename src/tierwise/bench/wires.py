@@ -23,19 +23,29 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["PATHS", "WIRES", "encode", "parse_wires", "stream_done", "stream_text"]
+__all__ = ["API", "PATHS", "WIRES", "encode", "parse_wires", "stream_done", "stream_text"]
 
 Message = dict[str, Any]
 
 WIRES = ("chat", "responses", "anthropic")
 """The client wires tierwise serves, the reference (Chat Completions) first."""
 
-PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "anthropic": "/v1/messages"}
-"""Each wire's endpoint."""
+PATHS = {
+    "chat": "/v1/chat/completions",
+    "responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+    "api": "/api/chats/{chat}/messages",
+}
+"""Each wire's endpoint; ``api`` is the web chat's turn (its server keeps the history, by chat id)."""
+
+API = "api"
+"""The web chat's API, measured beside the wires by the load benchmark (not a wire a client replays)."""
 
 
-def parse_wires(value: str) -> tuple[str, ...]:
+def parse_wires(value: str, extra: Sequence[str] = ()) -> tuple[str, ...]:
     """``chat``, ``responses``, ``anthropic``, ``all``, or a comma-separated list, as wires in order.
+
+    ``extra``: further names accepted after them (``all`` does not include them), e.g. :data:`API`.
 
     Raises:
         ValueError: a name that is none of them.
@@ -45,12 +55,11 @@ def parse_wires(value: str) -> tuple[str, ...]:
         (('chat', 'responses', 'anthropic'), ('chat', 'anthropic'))
     """
     names = {n.strip() for n in value.split(",") if n.strip()}
-    if "all" in names:
-        return WIRES
-    unknown = sorted(names - set(WIRES))
+    known = (*WIRES, *extra)
+    unknown = sorted(names - {*known, "all"})
     if unknown or not names:
-        raise ValueError(f"unknown wire {', '.join(unknown) or value!r}; use {', '.join(WIRES)} or all")
-    return tuple(w for w in WIRES if w in names)
+        raise ValueError(f"unknown wire {', '.join(unknown) or value!r}; use {', '.join(known)} or all")
+    return tuple(w for w in known if w in names or ("all" in names and w in WIRES))
 
 
 def _leading_system(messages: Sequence[Mapping[str, Any]]) -> int:
@@ -204,7 +213,7 @@ def stream_done(wire: str, payload: str) -> bool:
         kind = json.loads(payload).get("type")
     except (ValueError, AttributeError):
         return False
-    return kind in _LAST
+    return kind == "done" if wire == API else kind in _LAST
 
 
 def stream_text(wire: str, payload: str) -> str:
@@ -215,6 +224,8 @@ def stream_text(wire: str, payload: str) -> str:
         choices = json.loads(payload).get("choices", [])
         return "".join(c.get("delta", {}).get("content") or "" for c in choices)
     event = json.loads(payload)
+    if wire == API and event.get("type") == "text":
+        return str(event.get("text", ""))
     if wire == "responses" and event.get("type") == "response.output_text.delta":
         return str(event.get("delta", ""))
     if wire == "anthropic" and event.get("type") == "content_block_delta":

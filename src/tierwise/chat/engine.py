@@ -40,7 +40,15 @@ from typing import Any
 from tierwise.budget import Budget, band_for_health
 from tierwise.chat import housekeeping
 from tierwise.chat.costguard import BudgetExceeded, CostGuard, unpriced_warning
-from tierwise.chat.events import DoneEvent, ErrorEvent, ToolCallComplete, ToolCallStart, TurnEvent
+from tierwise.chat.events import (
+    DoneEvent,
+    ErrorEvent,
+    TextEvent,
+    ToolCallComplete,
+    ToolCallStart,
+    TurnEvent,
+    joined_text,
+)
 from tierwise.chat.memories import ChatMemories, default_memory, heavy, off_loop
 from tierwise.chat.titles import title_chat
 from tierwise.chat.trace import Tracer
@@ -49,10 +57,12 @@ from tierwise.chat.turn import (
     TurnState,
     account,
     account_side_call,
+    cancel_when,
     chat_budget,
     created_entities,
     failure_event,
     finish_turn,
+    not_stored,
     pack_step,
     seen_text,
     step_tools,
@@ -60,6 +70,7 @@ from tierwise.chat.turn import (
     store_tool_results,
     stream_call,
     upkeep_while_answering,
+    waiting,
 )
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
@@ -240,6 +251,7 @@ class ChatEngine:
         content: str | None,
         *,
         stop: asyncio.Event | None = None,
+        row: Chat | None = None,
     ) -> AsyncIterator[TurnEvent]:
         """Run one turn and stream its events; the last is always a :class:`DoneEvent`.
 
@@ -249,6 +261,8 @@ class ChatEngine:
             content: the user's message; ``None`` resumes a turn whose user message (or tool
                 results) is stored but was never answered.
             stop: set it to stop the turn; closing the stream stops it too.
+            row: the chat's row, if the caller has just read it (:meth:`Store.get_chat`) and no turn
+                of the chat can have started since: saves reading it again.
 
         Raises:
             InputError: ``content`` is empty or not text, or there is nothing to resume.
@@ -268,11 +282,11 @@ class ChatEngine:
             self._wanted.add(key)
         async with lock:
             try:
-                chat, record = await self.memories.aload(user_id, chat_id)  # a long chat: in a thread
+                chat, record = await self.memories.aload(user_id, chat_id, row)  # a long one: in a thread
             except Exception as exc:  # NotFoundError, and the rest but a storage fault, raised
                 if (why := storage_fault(exc)) is None:
                     raise
-                for event in _not_stored(chat_id, f"the chat could not be read: {why}"):
+                for event in not_stored(chat_id, f"the chat could not be read: {why}"):
                     yield event
                 return
             start = self._start(chat, content)
@@ -283,7 +297,9 @@ class ChatEngine:
                     yield ErrorEvent(f"{exc} (your message was not sent)", kind="budget")
                     yield DoneEvent(chat_id, "refused")
                     return
-            t = TurnState(user_id, chat_id, chat, start, Tracer(), budget=chat_budget(self.budget, record))
+            t = TurnState(
+                user_id, chat_id, chat, start, Tracer(), budget=chat_budget(self.budget, record), row=record
+            )
             t.titled = record.title_generated or record.title.strip() not in ("", "New Chat")
             if content is not None:
                 try:
@@ -292,16 +308,23 @@ class ChatEngine:
                     if (why := storage_fault(exc)) is None:
                         raise
                     self.memories.forget(user_id, chat_id)  # it may hold what the store lost
-                    for event in _not_stored(chat_id, why):
+                    for event in not_stored(chat_id, why):
                         yield event
                     return
                 t.start = len(chat.memory.turns) - 1
             chat.memory.begin_turn()
             producer = asyncio.create_task(self._produce(t))
-            watcher = asyncio.create_task(_cancel_when(stop, producer, t)) if stop is not None else None
+            watcher = asyncio.create_task(cancel_when(stop, producer, t)) if stop is not None else None
             try:
-                while (event := await t.queue.get()) is not _SENTINEL:
+                event = await t.queue.get()
+                while event is not _SENTINEL:
+                    if isinstance(event, TextEvent) and not t.queue.empty():
+                        event, after = joined_text(event, t.queue)  # the caller fell behind: one event
+                        yield event
+                        event = after if after is not None else await t.queue.get()
+                        continue
                     yield event
+                    event = await t.queue.get()
             finally:
                 if watcher is not None:
                     watcher.cancel()
@@ -326,7 +349,7 @@ class ChatEngine:
     def pending(self, user_id: str, chat_id: str) -> bool:
         """Whether the chat's last stored message still waits for the model (a crash, a failed turn)."""
         chat = self.chat_memory(user_id, chat_id)
-        return bool(chat.memory.messages) and _waiting(chat.memory.messages[-1])
+        return bool(chat.memory.messages) and waiting(chat.memory.messages[-1])
 
     # -- the loop ----------------------------------------------------------------------------------
 
@@ -335,7 +358,7 @@ class ChatEngine:
         messages = chat.memory.messages
         if content is not None:
             return len(messages)
-        if not messages or not _waiting(messages[-1]):
+        if not messages or not waiting(messages[-1]):
             raise InputError("nothing to resume: the chat's last message has been answered; send a message")
         return max(i for i, m in enumerate(messages) if m.get("role") == "user")
 
@@ -384,7 +407,7 @@ class ChatEngine:
     async def _steps(self, t: TurnState) -> None:
         chat, budget = t.chat, t.budget or self.budget
         extra: Sequence[ContextLayer] = ()
-        row = self.store.get_chat(t.user_id, t.chat_id) if self.context or self.offering else None
+        row = t.row if self.context or self.offering else None
         if self.context is not None and row is not None:
             with t.tracer.span("context.sources"):
                 extra = list(self.context(t.user_id, row))
@@ -581,20 +604,3 @@ class ChatEngine:
         if self.guard is not None:
             self.guard.record(t.user_id, t.chat_id, tokens=usage.total_tokens, dollars=dollars)
         self.store.add_tokens_used(t.user_id, t.chat_id, usage.total_tokens)
-
-
-def _not_stored(chat_id: str, why: str) -> list[TurnEvent]:
-    """The turn's end when the user's message could not be stored: the error, and done."""
-    log.error("storing a message in chat %s failed: %s", chat_id, why)
-    return [ErrorEvent(f"your message was not stored: {why}", kind="storage"), DoneEvent(chat_id, "error")]
-
-
-def _waiting(message: Mapping[str, Any]) -> bool:
-    """Whether ``message`` still needs the model: a user message, or a tool result."""
-    return message.get("role") in ("user", "tool")
-
-
-async def _cancel_when(stop: asyncio.Event, task: asyncio.Task[Any], turn: TurnState) -> None:
-    await stop.wait()
-    if turn.finished_at is None:  # a stop after done has nothing left to stop
-        task.cancel()

@@ -8,6 +8,7 @@ one :class:`DoneEvent`. ``to_dict()`` gives the JSON the service sends as server
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -21,6 +22,7 @@ __all__ = [
     "ToolCallStart",
     "TurnEvent",
     "UsageEvent",
+    "joined_text",
 ]
 
 DoneReason = Literal["answer", "stopped", "step_limit", "error", "refused"]
@@ -156,3 +158,19 @@ class DoneEvent:
 
 TurnEvent = TextEvent | ToolCallStart | ToolCallComplete | Notice | UsageEvent | ErrorEvent | DoneEvent
 """Everything a turn yields."""
+
+
+def joined_text(first: TextEvent, queue: asyncio.Queue[Any]) -> tuple[TextEvent, Any]:
+    """``first`` with the text events queued right after it, as one; and the next item taken, if any.
+
+    A caller that reads the turn slower than the model streams it (a busy server) gets the text it
+    fell behind on in one event instead of one per chunk: each event costs the caller a send.
+    """
+    parts, after = [first.text], None
+    while not queue.empty():
+        item = queue.get_nowait()
+        if not isinstance(item, TextEvent):
+            after = item
+            break
+        parts.append(item.text)
+    return (TextEvent("".join(parts)) if len(parts) > 1 else first), after

@@ -103,16 +103,17 @@ class ChatMemories:
                     if self._loading.get(key) is loading:
                         del self._loading[key]
 
-    async def aload(self, user_id: str, chat_id: str) -> tuple[ChatMemory, Chat]:
+    async def aload(self, user_id: str, chat_id: str, row: Chat | None = None) -> tuple[ChatMemory, Chat]:
         """:meth:`load` for the event loop: a long chat is loaded in a worker thread.
 
         A chat of more than :data:`HEAVY_MESSAGES` messages is loaded off the loop, which serves the
-        other requests meanwhile; one held (and current) is returned at once.
+        other requests meanwhile; one held (and current) is returned at once. ``row``: the chat's
+        row as the caller has just read it, in place of reading it again.
 
         Raises:
             NotFoundError: ``user_id`` has no chat ``chat_id``.
         """
-        chat = self.store.get_chat(user_id, chat_id)  # one indexed read
+        chat = row if row is not None else self.store.get_chat(user_id, chat_id)  # one indexed read
         with self._lock:
             held = self._current((user_id, chat_id), chat)
         if held is not None:

@@ -51,17 +51,20 @@ __all__ = [
     "TurnState",
     "account",
     "account_side_call",
+    "cancel_when",
     "chat_budget",
     "created_entities",
     "failure_event",
     "finish_turn",
     "last_step_note",
+    "not_stored",
     "seen_text",
     "step_tools",
     "store_records",
     "store_tool_results",
     "stream_call",
     "usage_of",
+    "waiting",
 ]
 
 log = logging.getLogger(__name__)
@@ -122,6 +125,7 @@ class TurnState:
     whole: dict[int, str] = field(default_factory=dict)  # memory index → a tool result in full
     title: str | None = None
     budget: Budget | None = None  # the chat's (its token_limit), else the engine's
+    row: Chat | None = None  # the chat's row as the turn began (its context, offering, budget)
     side_tokens: int = 0  # tokens of the turn's side calls (its title): spend, not the answer's
     created: list[dict[str, Any]] = field(default_factory=list)  # entities its tool calls made
     # what is in flight, for the finaliser
@@ -334,7 +338,7 @@ def store_records(
         prompt, completion = spent
         spend(Usage(prompt, completion, prompt + completion), str(getattr(memory.summarizer, "model", "")))
     t.chat.save_segments(beyond=SEGMENTS_PER_COMMIT)  # a backlog's: in slices (SQLite's one writer)
-    with store.batch():  # one commit for every record of the turn (and those summaries)
+    with store.batch(savepoints=False):  # one commit for every record of the turn (and those summaries)
         for pack, compaction in t.records:
             t.chat.record(pack, compaction)
         if t.usage is not None:
@@ -533,3 +537,21 @@ def store_tool_results(t: TurnState, whole_limit: int | None) -> None:
         if shown != content and (whole_limit is None or counter.count(content) <= whole_limit):
             t.whole[index] = content  # stored as a blob for history; the model reads it whole now
     t.pending_calls = []
+
+
+def not_stored(chat_id: str, why: str) -> list[TurnEvent]:
+    """The turn's end when the user's message could not be stored: the error, and done."""
+    log.error("storing a message in chat %s failed: %s", chat_id, why)
+    return [ErrorEvent(f"your message was not stored: {why}", kind="storage"), DoneEvent(chat_id, "error")]
+
+
+def waiting(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` still needs the model: a user message, or a tool result."""
+    return message.get("role") in ("user", "tool")
+
+
+async def cancel_when(stop: asyncio.Event, task: asyncio.Task[Any], turn: TurnState) -> None:
+    """Cancel the turn's ``task`` when ``stop`` is set, unless the turn is done."""
+    await stop.wait()
+    if turn.finished_at is None:  # a stop after done has nothing left to stop
+        task.cancel()

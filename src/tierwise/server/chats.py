@@ -23,6 +23,7 @@ from pydantic_core import to_jsonable_python
 from sse_starlette.sse import EventSourceResponse
 
 from tierwise.chat.engine import ChatEngine
+from tierwise.chat.events import TextEvent
 from tierwise.chat.floor import budget_floor
 from tierwise.chat.turn import chat_budget
 from tierwise.server.api_models import ChatList, ChatOut, ContextStatus, RunningChat
@@ -281,15 +282,18 @@ _TURN_EVENTS = {
 async def post_message(chat_id: str, body: NewMessage, request: Request) -> EventSourceResponse:
     """Send the user's message and stream the turn as server-sent events."""
     store, engine, user = _ctx(request)
-    store.get_chat(user, chat_id)  # 404 before the stream starts
+    row = store.get_chat(user, chat_id)  # 404 before the stream starts
     if not body.content.strip():
         raise ApiError(422, "the message is empty; send some text")
     running: RunningTurns = request.app.state.running
     stop = await running.start(user, chat_id)  # 409 if a turn runs in the chat, in any process
 
     async def events() -> AsyncIterator[dict[str, str]]:
-        async with running.held(user, chat_id, stop):
-            async for event in engine.turn(user, chat_id, body.content, stop=stop):
+        async with running.held(user, chat_id, stop):  # no other turn can start now: row stays true
+            async for event in engine.turn(user, chat_id, body.content, stop=stop, row=row):
+                if isinstance(event, TextEvent):  # most of a turn's events: written directly
+                    yield {"event": "text", "data": json.dumps({"text": event.text, "type": "text"})}
+                    continue
                 payload = event.to_dict()
                 yield {"event": str(payload.get("type", "message")), "data": json.dumps(_json(payload))}
 

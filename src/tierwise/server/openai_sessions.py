@@ -227,22 +227,41 @@ class Sessions(SessionWork):
     ) -> str | None:
         """Remember the answer (the session's next request packs with it) and store it: why not, if not.
 
-        Stored before the caller answers with ``wait`` (a whole answer, and its
-        ``X-Tierwise-Stored`` header) or processes share the store (another may serve the session's
-        next request); otherwise — a stream, one process — right after ``[DONE]`` (:meth:`end`),
-        and ``None`` is returned: waiting for the commit there cost 50 streams p99 163 ms against
-        44 ms (decision 77). If the process dies in between, the client's next request carries the
-        answer in its history and it is stored then.
+        Stored before the caller answers, always (decision 77): whole, with the turn's records,
+        with ``wait`` (a whole answer, and its ``X-Tierwise-Stored`` header) or when processes share
+        the store (another may serve the session's next request); otherwise — a stream, one process
+        — the messages (:meth:`store_messages`), and the turn's records right after ``[DONE]``.
         """
         try:
             await self.run(partial(self.take_answer, packed.handle, response), heavy=packed.handle.heavy)
         except Exception:  # end() stores (and remembers) it all the same
             log.exception("remembering the answer of session %s failed", packed.key)
         job = self.end(packed, response, spent)
-        if not wait and not self.shared:  # stored right after the client has it (decision 77)
-            return None
+        if not wait and not self.shared:  # the messages now, the turn's records after [DONE]
+            return await self.run(partial(self.store_messages, packed.handle), heavy=packed.handle.heavy)
         await self._start(job, now=True)
         return job.fault
+
+    def store_messages(self, prepared: Prepared) -> str | None:
+        """The request's messages and the answer remembered for it, committed: why not, if not.
+
+        What a stream's ``[DONE]`` waits for in one process (decision 77): the conversation, so a
+        process killed then has it. The turn's records (its pack's audit and snapshot, usage, spend)
+        follow right after, from :meth:`end`'s job, whose write of the messages then finds nothing
+        left to store.
+        """
+        try:
+            with prepared.lock, self._losing(prepared):
+                if not prepared.lost:
+                    chat = prepared.memory
+                    if not prepared.kept_up:  # (upkeep first, as in _settle: the same next pack)
+                        prepared.kept_up = True
+                        chat.memory.maintain()
+                    self._store_long(chat)
+                    self._write_chat(chat, chat.flush)
+        except Exception as exc:  # end()'s job tries again, and logs
+            return _words(exc)
+        return None
 
     async def settled(self, packed: Packed) -> str | None:
         """Once the request's messages are stored (:meth:`begin`): why they could not be, if not."""

@@ -17,7 +17,6 @@ gives its average result size in tokens unless ``result_tokens`` says otherwise.
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import inspect
 import re
@@ -26,8 +25,10 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_model
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
@@ -307,11 +308,17 @@ class Tool:
 
         The result is a fresh copy; changing it does not change the tool.
         """
+        definition: dict[str, Any] = orjson.loads(self._openai_json)  # a copy, ~20x faster than deepcopy
+        return definition
+
+    @cached_property
+    def _openai_json(self) -> bytes:
+        """:meth:`to_openai`'s definition as JSON, made once (a tool's definition does not change)."""
         function: dict[str, Any] = {"name": self.name}
         if self.description:
             function["description"] = self.description
-        function["parameters"] = copy.deepcopy(self.parameters)
-        return {"type": "function", "function": function}
+        function["parameters"] = self.parameters
+        return orjson.dumps({"type": "function", "function": function})
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Validate the model's arguments and return them as keyword values, defaults filled in.

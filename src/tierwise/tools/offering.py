@@ -49,6 +49,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from tierwise.tools.definition import Tool, ToolContext, tool
@@ -188,16 +189,20 @@ def offered(
     list only grows at its end and a provider's prompt cache keeps what came before. The escape
     comes last, so the offered tools' order does not depend on what is withheld.
     """
-    candidates = list(definitions if definitions is not None else registry.definitions())
+    # Each candidate's definition is made only if it is sent (a registry's are copies: ~25 µs each).
+    made: dict[str, Callable[[], dict[str, Any]]]
+    if definitions is None:
+        made = {t.name: t.to_openai for t in registry.tools()}
+    else:
+        made = {_name(d): partial(_same, d) for d in definitions}
     if offering is None:
-        return [d for d in candidates if _name(d) != MORE_TOOLS]
+        return [make() for name, make in made.items() if name != MORE_TOOLS]
     chosen = set(offering(view)) | asked_for(view.turn) | set(keep)
     chosen.discard(MORE_TOOLS)
-    by_name = {_name(d): d for d in candidates}
-    order = [n for n in dict.fromkeys(keep) if n in by_name and n != MORE_TOOLS]
-    order += [_name(d) for d in candidates if _name(d) in chosen and _name(d) not in order]
-    out = [by_name[n] for n in order]
-    withheld = [_name(d) for d in candidates if _name(d) not in chosen and _name(d) != MORE_TOOLS]
+    order = [n for n in dict.fromkeys(keep) if n in made and n != MORE_TOOLS]
+    order += [n for n in made if n in chosen and n not in order]
+    out = [made[n]() for n in order]
+    withheld = [n for n in made if n not in chosen and n != MORE_TOOLS]
     escape = registry.get(MORE_TOOLS)
     if withheld and escape is not None:
         definition = escape.to_openai()
@@ -258,6 +263,10 @@ class Toolbox:
         """The names chat ``key`` was offered so far, in the order they joined."""
         with self._lock:
             return self._lists.get(key, ())
+
+
+def _same(definition: dict[str, Any]) -> dict[str, Any]:
+    return definition
 
 
 def _name(definition: Mapping[str, Any]) -> str:

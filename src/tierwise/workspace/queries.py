@@ -61,6 +61,13 @@ _PROJECT_RANK = sa.case(
     {"active": 0, "paused": 1, "completed": 2, "archived": 3}, value=Project.status, else_=4
 )
 _DUE_SOON = timedelta(days=7)
+_PROFILES: sa.Table = UserProfile.__table__  # type: ignore[assignment]
+_PROFILE = sa.select(  # Core columns: no ORM compile on a read made every turn
+    *(
+        _PROFILES.c[name]
+        for name in ("who_i_am", "how_i_work", "timezone", "work_start_hour", "work_end_hour", "work_days")
+    )
+).where(_PROFILES.c.user_id == sa.bindparam("b_user"))
 OPEN_TASK_STATUSES = ("backlog", "in_progress", "blocked")
 """What "open" means for a task: not done (the statuses an unfiltered ``list_tasks`` tool call shows)."""
 _WORD = re.compile(r"[^\s,;]+")
@@ -172,8 +179,8 @@ class WorkspaceQueries:
 
     def profile(self, user_id: str) -> Profile:
         """The user's profile, or the defaults (UTC, 9–17, Monday to Friday) when none is stored."""
-        with self.store.session() as session:
-            row = session.get(UserProfile, user_id)
+        with self.store.session() as session:  # a prepared Core SELECT: read on every turn's context
+            row = session.execute(_PROFILE, {"b_user": user_id}).one_or_none()
             if row is None:
                 return Profile()
             return Profile(
