@@ -64,6 +64,7 @@ from tierwise.chat.turn import (
     finish_turn,
     not_stored,
     pack_step,
+    records_on_loop,
     seen_text,
     step_tools,
     store_records,
@@ -394,8 +395,12 @@ class ChatEngine:
             t.emit(event)
         t.finished_at = time.perf_counter()
         self._upkeep.add((t.user_id, t.chat_id))
-        try:  # after done, still holding the chat, in a worker thread: records and maintenance
-            await asyncio.to_thread(self._after, t)
+        try:  # after done, still holding the chat: records and maintenance
+            if records_on_loop(self.store, t.chat):
+                await asyncio.sleep(0)  # done goes out first
+                self._after(t)
+            else:
+                await asyncio.to_thread(self._after, t)
         except Exception:
             log.exception("recording the turn in chat %s failed", t.chat_id)
         finally:
@@ -584,7 +589,7 @@ class ChatEngine:
     # -- finishing ---------------------------------------------------------------------------------
 
     def _after(self, t: TurnState) -> None:
-        """After done (in a worker thread): memory upkeep, then the turn's records.
+        """After done (on the loop or in a worker thread): memory upkeep, then the turn's records.
 
         A backlog of trios (a long chat stored without them) is made in pieces and left for the
         next turn's upkeep when a new message waits for this chat.
