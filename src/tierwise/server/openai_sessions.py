@@ -227,10 +227,12 @@ class Sessions(SessionWork):
     ) -> str | None:
         """Remember the answer (the session's next request packs with it) and store it: why not, if not.
 
-        Stored before the caller answers, always (decision 77): whole, with the turn's records,
-        with ``wait`` (a whole answer, and its ``X-Tierwise-Stored`` header) or when processes share
-        the store (another may serve the session's next request); otherwise — a stream, one process
-        — the messages (:meth:`store_messages`), and the turn's records right after ``[DONE]``.
+        Stored before the caller answers (decision 77): whole, with the turn's records, with
+        ``wait`` (a whole answer, and its ``X-Tierwise-Stored`` header) or when processes share the
+        store (another may serve the session's next request); otherwise — a stream, one process —
+        the messages (:meth:`store_messages`), and the turn's records right after ``[DONE]``. Only
+        while another session's long history is being written (SQLite has one writer) is a stream's
+        answer stored right after ``[DONE]`` instead, by :meth:`end`'s job.
         """
         try:
             await self.run(partial(self.take_answer, packed.handle, response), heavy=packed.handle.heavy)
@@ -238,6 +240,8 @@ class Sessions(SessionWork):
             log.exception("remembering the answer of session %s failed", packed.key)
         job = self.end(packed, response, spent)
         if not wait and not self.shared:  # the messages now, the turn's records after [DONE]
+            if self._heavy and not packed.handle.heavy:  # a long history is being written: after
+                return None  # (waiting for SQLite's one writer held every stream: p50 548 ms)
             return await self.run(partial(self.store_messages, packed.handle), heavy=packed.handle.heavy)
         await self._start(job, now=True)
         return job.fault
