@@ -110,8 +110,8 @@ class UsageEvent:
     type: Literal["usage"] = "usage"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return asdict(self)
+        """JSON-ready; ``report`` is the event's own dict, not a copy (read it, do not change it)."""
+        return {f: getattr(self, f) for f in self.__slots__}  # asdict deep-copies the report
 
 
 @dataclass(frozen=True, slots=True)

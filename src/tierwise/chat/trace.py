@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,18 @@ class Span:
     duration_ms: float = 0.0
     status: str = "ok"
     attributes: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the fields, the attributes copied one level (``asdict`` copies every level)."""
+        return {
+            "trace_id": self.trace_id,
+            "name": self.name,
+            "kind": self.kind,
+            "started_at": self.started_at,
+            "duration_ms": self.duration_ms,
+            "status": self.status,
+            "attributes": dict(self.attributes),
+        }
 
 
 class Tracer:
@@ -73,7 +85,7 @@ class Tracer:
 
     def to_jsonl(self) -> str:
         """One JSON object per line."""
-        return "".join(json.dumps(asdict(s), default=str) + "\n" for s in self.spans)
+        return "".join(json.dumps(s.to_dict(), default=str) + "\n" for s in self.spans)
 
     def write(self, path: Path) -> None:
         """Append the spans to a JSONL file."""

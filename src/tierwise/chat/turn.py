@@ -380,7 +380,7 @@ def store_records(
                 "trace_id": t.tracer.trace_id,
                 "usage": t.usage.to_dict() if t.usage else None,
                 "error": t.error.message if t.error else None,
-                "trace": [asdict(span) for span in t.tracer.spans],
+                "trace": [span.to_dict() for span in t.tracer.spans],
             },
         )
     if trace_path is not None:
