@@ -23,7 +23,6 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from tierwise.budget import Budget
@@ -40,7 +39,7 @@ from tierwise.memory.lines import LineIndex
 from tierwise.memory.narrative import Narrative, day_label
 from tierwise.memory.policy import MemoryPolicy
 from tierwise.memory.recall import Form, recall_segments, segment_headers
-from tierwise.memory.resend import resent_turn
+from tierwise.memory.resend import resent_hook, resent_turn
 from tierwise.memory.retrieval import TurnRetriever
 from tierwise.memory.scrub import Scrubber
 from tierwise.memory.segments import Segment, Segmenter, make_trio, spoken
@@ -128,7 +127,7 @@ class Memory:
         self.backlog = False  # the head was made while a backlog of trios waited (Memory._settle)
         self._resent: dict[int, tuple[Turn, Turn]] = {}  # a turn as re-sent: scrubbed (memory/resend.py)
         if self.policy.scrub_resent:  # retrieved turns are shown, and costed, scrubbed
-            self.retriever.shown = partial(resent_turn, self)
+            self.retriever.shown = resent_hook(self)
 
     # -- writing -----------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@ provider's prompt cache keeps its prefix; a turn is scrubbed once and remembered
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -18,7 +20,7 @@ from tierwise.memory.turns import Turn
 if TYPE_CHECKING:
     from tierwise.memory.engine import Memory
 
-__all__ = ["resent_text", "resent_turn"]
+__all__ = ["resent_hook", "resent_text", "resent_turn"]
 
 
 def resent_turn(memory: Memory, turn: Turn) -> Turn:
@@ -38,6 +40,21 @@ def resent_turn(memory: Memory, turn: Turn) -> Turn:
     text = memory.scrubber.scrub_text(turn.text)
     shown = turn if text == turn.text else replace(turn, text=text)
     memory._resent[turn.index] = (turn, shown)
+    return shown
+
+
+def resent_hook(memory: Memory) -> Callable[[Turn], Turn]:
+    """:func:`resent_turn` for ``memory``'s retriever, holding the memory weakly.
+
+    The retriever belongs to the memory: a strong reference back would be a cycle, and a memory
+    dropped would wait for the cyclic collector instead of being freed at once (decision 57).
+    """
+    ref = weakref.ref(memory)
+
+    def shown(turn: Turn) -> Turn:
+        held = ref()
+        return turn if held is None else resent_turn(held, turn)
+
     return shown
 
 
