@@ -50,9 +50,9 @@ POSITIVES = [
     ("k sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL", "k [api-key]", "api-key"),
     ("k sk-proj-Ab3_dEf-456GhI789jKl012mNoP", "k [api-key]", "api-key"),
     ("k sk-ant-api03-AbCdEf0123456789_xyz-QRSTuvw", "k [api-key]", "api-key"),
-    ("k AKIAIOSFODNN7EXAMPLE", "k [api-key]", "api-key"),
+    ("k AKIAJ3MPLEDOCS7QW4RT", "k [api-key]", "api-key"),  # AWS's own …EXAMPLE is kept (test_scrub_samples)
     (
-        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key = bN7pQ2/xYz9AbCdEfGhIjKlMnOpQrStUvWxYz0Ab",
         "aws_secret_access_key = [api-key]",
         "api-key",
     ),

@@ -213,7 +213,6 @@ _PREFIXES: tuple[tuple[str, str, int], ...] = (
     ("t1.", "ext", 90),
     ("beamer_", "ext", 40),
     ("b_", "ext", 44),
-    ("pk_live_", "alnum", 24),
     ("sk_prod_", "alnum", 20),
     ("rk_prod_", "alnum", 20),
     ("scauth_", "ext", 40),
