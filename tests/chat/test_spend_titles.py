@@ -13,7 +13,8 @@ from tierwise.chat.costguard import CostGuard, Limits, MemoryLedger, unpriced_wa
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.titles import distinct_title, fallback_title
 from tierwise.chat.trace import Tracer
-from tierwise.chat.turn import TurnState, store_records
+from tierwise.chat.turn import TurnState
+from tierwise.chat.upkeep import store_records
 from tierwise.providers.base import ModelResponse, Usage
 from tierwise.providers.pricing import Price, cost, lookup_price
 from tierwise.providers.testing import ScriptedModel

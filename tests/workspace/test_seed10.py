@@ -142,6 +142,23 @@ def test_every_workspace_write_and_the_profile_move_the_version(setup: _Setup) -
     assert workspace_version(setup.store, setup.user) == before + 4
 
 
+def test_the_profile_is_read_once_until_it_changes_and_stays_out_of_the_figures(setup: _Setup) -> None:
+    cache = ContextCache()
+    source = WorkspaceContext(setup.store, clock=lambda: NOW, cache=cache)
+    reads: list[str] = []
+    profile = source.workspace.profile
+    source.workspace.profile = lambda user: reads.append(user) or profile(user)  # type: ignore[method-assign]
+    source.layers(setup.user, "project", setup.project)
+    first = len(reads)  # the turn's own read, and the location's build reads it too
+    for _ in range(2):
+        source.layers(setup.user, "project", setup.project)
+    assert len(reads) == first
+    assert (cache.stats.hits, cache.stats.misses) == (2, 1)  # the location's lookups only
+    setup.ws.set_profile(setup.user, timezone="Europe/Paris")
+    assert "(Europe/Paris)" in _location(source.layers(setup.user, "project", setup.project))
+    assert len(reads) > first
+
+
 def test_the_cache_forgets_after_its_time_limit() -> None:
     now = [0.0]
     cache = ContextCache(ttl_s=60, clock=lambda: now[0])

@@ -203,14 +203,13 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
     The turn's state is the engine's :class:`~tierwise.chat.turn.TurnState`: its user message's
     place, and the tool results it reads whole (``store_tool_results`` stores each
     result as the engine does and decides that, with the engine's default ``max_result_tokens``);
-    ``ChatEngine._current`` gives the turn so far, ``step_tools`` the tools of each call.
+    ``current_messages`` gives the turn so far, ``step_tools`` the tools of each call.
     """
     from types import SimpleNamespace
 
     from tierwise.chat import housekeeping
-    from tierwise.chat.engine import ChatEngine
     from tierwise.chat.trace import Tracer
-    from tierwise.chat.turn import TurnState, step_tools, store_tool_results
+    from tierwise.chat.turn import TurnState, current_messages, step_tools, store_tool_results
     from tierwise.memory.persist import ChatMemory, StoreBlobs
     from tierwise.store import Store
     from tierwise.tools.results import ToolResult
@@ -235,7 +234,7 @@ def tierwise_chat(traj: Trajectory, budget: Budget, counter: TokenCounter, workd
                 chat.memory.begin_turn()
             elif role == "assistant":
                 turn.steps += 1
-                current = ChatEngine._current(turn)
+                current = current_messages(turn)
                 past = housekeeping.has_past(chat.memory)
                 tools = step_tools(registry, None, chat.memory, turn.steps, current, "", None)
                 build = partial(_pack, chat, budget, current, system, turn.start)

@@ -60,19 +60,19 @@ from tierwise.chat.turn import (
     cancel_when,
     chat_budget,
     created_entities,
+    current_messages,
     failure_event,
     finish_turn,
     not_stored,
     pack_step,
-    records_on_loop,
     seen_text,
     step_tools,
-    store_records,
     store_tool_results,
     stream_call,
-    upkeep_while_answering,
+    turn_start,
     waiting,
 )
+from tierwise.chat.upkeep import records_on_loop, store_records, upkeep_while_answering
 from tierwise.errors import InputError, TierwiseError
 from tierwise.memory.blobs import BlobStore
 from tierwise.memory.engine import Memory
@@ -290,7 +290,7 @@ class ChatEngine:
                 for event in not_stored(chat_id, f"the chat could not be read: {why}"):
                     yield event
                 return
-            start = self._start(chat, content)
+            start = turn_start(chat.memory.messages, content)
             if self.guard is not None:
                 try:
                     self.guard.check(user_id, chat_id)
@@ -353,15 +353,6 @@ class ChatEngine:
         return bool(chat.memory.messages) and waiting(chat.memory.messages[-1])
 
     # -- the loop ----------------------------------------------------------------------------------
-
-    @staticmethod
-    def _start(chat: ChatMemory, content: str | None) -> int:
-        messages = chat.memory.messages
-        if content is not None:
-            return len(messages)
-        if not messages or not waiting(messages[-1]):
-            raise InputError("nothing to resume: the chat's last message has been answered; send a message")
-        return max(i for i, m in enumerate(messages) if m.get("role") == "user")
 
     async def _produce(self, t: TurnState) -> None:
         """Run the steps, then finish the turn whatever happened; always ends the event queue."""
@@ -435,7 +426,7 @@ class ChatEngine:
             health = self.guard.health(t.user_id, t.chat_id) if self.guard is not None else None
             band = band_for_health(health, self.guard.bands) if self.guard and health is not None else None
             events_before = len(chat.memory.events)
-            current = self._current(t)
+            current = current_messages(t)
             past = housekeeping.has_past(chat.memory)
             # Without an offering, one tool list a turn — but the retrieval tools join the step that
             # first has something to retrieve (an agent loop compacts within its one turn).
@@ -556,15 +547,6 @@ class ChatEngine:
             for task in tasks:
                 task.cancel()
         store_tool_results(t, self.max_result_tokens)
-
-    @staticmethod
-    def _current(t: TurnState) -> list[Mapping[str, Any]]:
-        """The turn so far, as the model should read it: its own tool results whole (within bounds)."""
-        messages = t.chat.memory.messages
-        return [
-            {**messages[i], "content": t.whole[i]} if i in t.whole else messages[i]
-            for i in range(t.start, len(messages))
-        ]
 
     async def _title(self, t: TurnState) -> None:
         """Title the chat after its first exchange (a model if one is set, the fallback otherwise)."""

@@ -10,7 +10,7 @@ unfaithful → the extractive summary, the reason logged).
 The model is never asked on a request's path (``background_only``): only inside
 :func:`~tierwise.summarize.off_request_path`, which
 
-* the chat engine's upkeep after ``done`` runs in (:func:`tierwise.chat.turn.store_records`, a
+* the chat engine's upkeep after ``done`` runs in (:func:`tierwise.chat.upkeep.store_records`, a
   worker thread), and
 * :func:`make_summaries` runs in: the OpenAI-compatible endpoint's summaries, made in a worker
   thread while the upstream answers, outside the session's lock, remembered by the summarizer for
@@ -21,7 +21,7 @@ segment not summarised yet — is the extractive one, made at once.
 
 The summarizer counts what its calls used (``calls``, ``prompt_tokens``, ``completion_tokens``); what
 the calls of a chat engine's upkeep used is that chat's spend (the cost guard's ledger and its token
-total: :func:`tierwise.chat.turn.store_records`), as its title is; so is what the OpenAI-compatible
+total: :func:`tierwise.chat.upkeep.store_records`), as its title is; so is what the OpenAI-compatible
 endpoint's summaries and narrative merges used (:func:`model_upkeep` counts them,
 :func:`tierwise.server.spent.record_upkeep` records them).
 """

@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from tierwise.budget import Budget, band_for_health
 from tierwise.chat import housekeeping
 from tierwise.chat.costguard import CostGuard
 from tierwise.chat.events import DoneEvent, DoneReason, ErrorEvent, Notice, TextEvent, TurnEvent, UsageEvent
-from tierwise.chat.memories import heavy
 from tierwise.chat.recap import history_recap, turn_recap
 from tierwise.chat.trace import Tracer
 from tierwise.chat.usage import ToolUsage, usage_report
-from tierwise.collector import run_long
+from tierwise.errors import InputError
 from tierwise.memory.compaction import CompactionEvent
-from tierwise.memory.engine import Memory
-from tierwise.memory.persist import SEGMENTS_PER_COMMIT, ChatMemory
+from tierwise.memory.persist import ChatMemory
 from tierwise.packing.layers import ContextLayer
 from tierwise.packing.report import Pack, PackReport
 from tierwise.providers.base import (
@@ -39,9 +34,8 @@ from tierwise.providers.base import (
     collect,
 )
 from tierwise.providers.pricing import Price, cache_savings, cost
-from tierwise.store import Chat, Store
+from tierwise.store import Chat
 from tierwise.store.faults import storage_fault
-from tierwise.summarize.llm import LLMSummarizer, counting_usage, off_request_path
 from tierwise.tools.offering import MORE_TOOLS, OfferView, Toolbox, ToolOffering, offered
 from tierwise.tools.registry import ToolRegistry
 from tierwise.tools.results import ToolResult
@@ -55,16 +49,16 @@ __all__ = [
     "cancel_when",
     "chat_budget",
     "created_entities",
+    "current_messages",
     "failure_event",
     "finish_turn",
     "last_step_note",
     "not_stored",
-    "records_on_loop",
     "seen_text",
     "step_tools",
-    "store_records",
     "store_tool_results",
     "stream_call",
+    "turn_start",
     "usage_of",
     "waiting",
 ]
@@ -281,115 +275,6 @@ async def stream_call(t: TurnState, provider: Provider, request: ModelRequest) -
     return await collect(tee(provider.stream(request)))
 
 
-@asynccontextmanager
-async def upkeep_while_answering(
-    memory: Memory, spend: Callable[[Usage, str], None] | None = None
-) -> AsyncIterator[None]:
-    """While the model answers: the summaries of segments closed in this turn, in a worker thread.
-
-    An agent loop closes segments step after step inside one turn; their trios waited for the turn's
-    end (:func:`store_records`), so the next compaction step made them all on the request path
-    (26–29 ms p95 pack builds at 8k). Pieces run until the answer is in (the caller is back), then
-    the thread is waited for: nothing reads the memory meanwhile (the pack is built, tools run after).
-    """
-    if not memory.unsummarized:  # nothing waits
-        yield
-        return
-    stopped = threading.Event()
-
-    def work() -> None:
-        with off_request_path(), counting_usage() as spent:
-            while not stopped.is_set() and memory.summarize_step():
-                pass
-        if spend is not None and any(spent):
-            prompt, completion = spent
-            spend(
-                Usage(prompt, completion, prompt + completion), str(getattr(memory.summarizer, "model", ""))
-            )
-
-    task = asyncio.ensure_future(asyncio.to_thread(run_long, work))
-    try:
-        yield
-    finally:
-        stopped.set()
-        await asyncio.wait([task])
-
-
-def records_on_loop(store: Store, chat: ChatMemory) -> bool:
-    """Whether a turn's records (:func:`store_records`) are written on the event loop, not in a thread.
-
-    On SQLite, when no summary model is waited for and no backlog of trios is made: SQLite runs in
-    the process, so a worker thread would only contend for the interpreter lock with the loop, and
-    hold the writers' gate while it does (50 web chat streams: 15.6 against 19.4 ms of CPU a turn,
-    added p50 51 against 91 ms), as ``/v1`` found (decision 33). A PostgreSQL write waits on a
-    socket: a thread.
-    """
-    memory = chat.memory
-    return (
-        store.engine.dialect.name == "sqlite"
-        and not memory.backlog
-        and not heavy(chat)
-        and not isinstance(memory.summarizer, LLMSummarizer)
-    )
-
-
-def store_records(
-    store: Store,
-    t: TurnState,
-    trace_path: Path | None,
-    stop: Callable[[], bool] | None = None,
-    spend: Callable[[Usage, str], None] | None = None,
-) -> None:
-    """After done (in a worker thread): memory upkeep, then the turn's records.
-
-    Upkeep summarises segments that closed during the turn and rebuilds the search index when due;
-    then the packs' audit entries and snapshots, the turn with its usage and trace, and the new
-    summaries are written in one commit. Nothing here changes what the model or the user saw; a
-    crash before it loses only these records (summaries are made again on the next load).
-    Upkeep runs in pieces (:meth:`~tierwise.memory.engine.Memory.maintain_step`) and ends early when
-    ``stop()`` says so; what is left waits for the next upkeep. What a summary model's calls used
-    is the chat's spend: ``spend(usage, model)`` is told (the cost guard's ledger, the chat's tokens).
-    """
-    memory = t.chat.memory
-    with off_request_path(), counting_usage() as spent:  # a summary model may be asked: the answer is out
-        while memory.maintain_step() and not (stop is not None and stop()):
-            pass  # summaries of segments closed in the turn, index rebuilds
-    if spend is not None and any(spent):  # this thread's calls: this chat's (one summarizer serves all)
-        prompt, completion = spent
-        spend(Usage(prompt, completion, prompt + completion), str(getattr(memory.summarizer, "model", "")))
-    t.chat.save_segments(beyond=SEGMENTS_PER_COMMIT)  # a backlog's: in slices (SQLite's one writer)
-    with store.batch(savepoints=False):  # one commit for every record of the turn (and those summaries)
-        for pack, compaction in t.records:
-            t.chat.record(pack, compaction)
-        if t.usage is not None:
-            used = t.usage.prompt_tokens + t.usage.completion_tokens + t.side_tokens
-            store.add_tokens_used(t.user_id, t.chat_id, used)
-        if t.created:
-            made = store.get_chat(t.user_id, t.chat_id).created_entities
-            store.update_chat(t.user_id, t.chat_id, created_entities=[*made, *t.created])
-        store.audit(
-            t.user_id,
-            "turn",
-            chat_id=t.chat_id,
-            checksum=t.reports[-1].checksum if t.reports else None,
-            details={
-                "reason": t.reason,
-                "steps": t.steps,
-                "message_seqs": t.seqs,
-                "model": t.model,
-                "trace_id": t.tracer.trace_id,
-                "usage": t.usage.to_dict() if t.usage else None,
-                "error": t.error.message if t.error else None,
-                "trace": [span.to_dict() for span in t.tracer.spans],
-            },
-        )
-    if trace_path is not None:
-        try:
-            t.tracer.write(trace_path)
-        except OSError as exc:
-            log.warning("could not write the trace to %s: %s", trace_path, exc)
-
-
 _LAST_STEP = (
     "This is the last step of this turn: tools are not available now. Answer the user with "
     "what you have, and say what is still open."
@@ -575,3 +460,25 @@ async def cancel_when(stop: asyncio.Event, task: asyncio.Task[Any], turn: TurnSt
     await stop.wait()
     if turn.finished_at is None:  # a stop after done has nothing left to stop
         task.cancel()
+
+
+def turn_start(messages: Sequence[Mapping[str, Any]], content: str | None) -> int:
+    """Where a turn starts in the chat's messages: after them for a new message, else its user message.
+
+    Raises:
+        InputError: ``content`` is ``None`` (resume) but the last message has been answered.
+    """
+    if content is not None:
+        return len(messages)
+    if not messages or not waiting(messages[-1]):
+        raise InputError("nothing to resume: the chat's last message has been answered; send a message")
+    return max(i for i, m in enumerate(messages) if m.get("role") == "user")
+
+
+def current_messages(t: TurnState) -> list[Mapping[str, Any]]:
+    """The turn so far, as the model should read it: its own tool results whole (within bounds)."""
+    messages = t.chat.memory.messages
+    return [
+        {**messages[i], "content": t.whole[i]} if i in t.whole else messages[i]
+        for i in range(t.start, len(messages))
+    ]

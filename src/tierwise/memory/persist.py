@@ -392,15 +392,18 @@ class ChatMemory:
             self.record(pack, self.memory.events[events_before:])
         return pack
 
-    def record(self, pack: Pack, compaction: Sequence[CompactionEvent] = ()) -> None:
+    def record(
+        self, pack: Pack, compaction: Sequence[CompactionEvent] = (), after: Sequence[Audit] = ()
+    ) -> None:
         """Audit ``pack`` and the compaction done for it, save its snapshot, write memory through.
 
-        One commit for all of it; the audit entries in one statement.
+        One commit for all of it; the audit entries in one statement, with ``after`` (e.g. the
+        turn's own entry) last.
         """
         with self.store.batch(savepoints=False):
-            self._record(pack, compaction)
+            self._record(pack, compaction, after)
 
-    def _record(self, pack: Pack, compaction: Sequence[CompactionEvent]) -> None:
+    def _record(self, pack: Pack, compaction: Sequence[CompactionEvent], after: Sequence[Audit] = ()) -> None:
         entries = [
             Audit(
                 "compaction",
@@ -418,7 +421,9 @@ class ChatMemory:
         ]
         self._sync()
         redactions = self.memory.scrubber.take_counts()  # made since the last pack's audit entry
-        record_pack(self.store, self.user_id, self.chat_id, pack, also=entries, redactions=redactions)
+        record_pack(
+            self.store, self.user_id, self.chat_id, pack, also=entries, after=after, redactions=redactions
+        )
 
     @property
     def unsynced(self) -> int:
@@ -483,12 +488,14 @@ def record_pack(
     pack: Pack,
     *,
     also: Sequence[Audit] = (),
+    after: Sequence[Audit] = (),
     redactions: Mapping[str, int] | None = None,
 ) -> None:
     """Audit a pack (composition, drops, reasons, checksum) and save its context snapshot.
 
-    ``also`` are audit entries written before the pack's, in the same statement; a compaction
-    entry among them that changed working memory sets the chat's ``last_compression_at``.
+    ``also`` are audit entries written before the pack's, ``after`` after it, in the same
+    statement; a compaction entry in ``also`` that changed working memory sets the chat's
+    ``last_compression_at``.
     ``redactions`` (scrubber findings per kind, never the secrets) go into the pack's entry as
     ``"redactions"``. The snapshot holds the tokens per layer kind, seed 004's tiers
     (:func:`~tierwise.packing.tiers.tier_breakdown`) under ``"tiers"``, and as ``budget_percent``
@@ -526,7 +533,7 @@ def record_pack(
             **({} if redactions is None else {"redactions": dict(sorted(redactions.items()))}),
         },
     )
-    store.audit_many(user_id, [*also, audit])
+    store.audit_many(user_id, [*also, audit, *after])
     compacted = any(entry.event == "compaction" and _changed(entry.details or {}) for entry in also)
     if compacted:
         store.update_chat(user_id, chat_id, last_compression_at=utcnow())

@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from tierwise.store import models
@@ -82,7 +82,8 @@ class StoreBase:
         # SQLite: this process's writers queue here rather than in SQLite's busy handler.
         self._gate = WriteGate() if engine.dialect.name == "sqlite" else None
         self._reader = sessionmaker(bind=engine, expire_on_commit=False)
-        self._writer = sessionmaker(bind=engine.execution_options(**{WRITE: True}), expire_on_commit=False)
+        self._writing = engine.execution_options(**{WRITE: True})
+        self._writer = sessionmaker(bind=self._writing, expire_on_commit=False)
         self._batch = threading.local()  # the open batch transaction of this thread, if any
         self._checkpointer: Checkpointer | None = None  # a SQLite file's (set by Store.open)
 
@@ -123,6 +124,35 @@ class StoreBase:
         try:
             with self._writer() as session, session.begin():
                 yield session
+        finally:
+            self._leave_gate()
+
+    @contextmanager
+    def _read_core(self) -> Iterator[Connection]:
+        """:meth:`_read` on a Core connection, for the reads of every request (prepared Core statements).
+
+        A session costs about as much again as the statement it runs (~0.14 ms a transaction on
+        SQLite); a Core connection runs the same statements without it. Inside a batch that has
+        written, the batch's connection (it reads what the batch wrote).
+        """
+        current: Session | None = getattr(self._batch, "session", None)
+        if current is not None:
+            yield current.connection()
+            return
+        with self._engine.connect() as connection, connection.begin():
+            yield connection
+
+    @contextmanager
+    def _write_core(self) -> Iterator[Connection]:
+        """:meth:`_write` on a Core connection (see :meth:`_read_core`); part of a batch inside one."""
+        if getattr(self._batch, "open", False):
+            with self._write() as session:
+                yield session.connection()
+            return
+        self._enter_gate()
+        try:
+            with self._writing.begin() as connection:
+                yield connection
         finally:
             self._leave_gate()
 

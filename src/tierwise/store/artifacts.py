@@ -300,23 +300,34 @@ class ArtifactsMixin(StoreBase):
         check_json("budget_percent", budget_percent)
         checksum = check_text("checksum", checksum, optional=True)
         check_time("at", at)
-        row = models.ContextSnapshot(
-            id=models.new_id(),
-            session_id=chat_id,
-            user_id=user_id,
-            tier_breakdown=check_json("tier_breakdown", dict(tier_breakdown)),
-            total_tokens=total_tokens,
-            budget_percent=float(budget_percent),
-            pruning_strategy=check_json("pruning_strategy", dict(pruning_strategy)),
-            checksum=checksum,
-            created_at=at or models.utcnow(),
+        snapshot = Snapshot(
+            models.new_id(),
+            chat_id,
+            user_id,
+            check_json("tier_breakdown", dict(tier_breakdown)),
+            total_tokens,
+            float(budget_percent),
+            check_json("pruning_strategy", dict(pruning_strategy)),
+            checksum,
+            at or models.utcnow(),
         )
-        with self._write() as session:
+        values = {  # a Core INSERT of plain values: an ORM row costs more than the write (every pack)
+            "id": snapshot.id,
+            "session_id": chat_id,
+            "user_id": user_id,
+            "tier_breakdown": snapshot.tier_breakdown,
+            "total_tokens": total_tokens,
+            "budget_percent": snapshot.budget_percent,
+            "pruning_strategy": snapshot.pruning_strategy,
+            "checksum": checksum,
+            "created_at": snapshot.created_at,
+        }
+        with self._write_core() as connection:
             try:
-                session.execute(_INSERT_SNAPSHOT, _columns(row))
+                connection.execute(_INSERT_SNAPSHOT, values)
             except sa.exc.IntegrityError:  # the (chat, user) foreign key: not this user's chat
                 raise NotFoundError("chat", chat_id, user_id) from None
-            return Snapshot.of(row)
+        return snapshot
 
     def list_snapshots(self, user_id: str, chat_id: str, *, limit: int | None = None) -> list[Snapshot]:
         """The chat's snapshots, newest first."""
@@ -367,10 +378,10 @@ class ArtifactsMixin(StoreBase):
             records.append(record)
         if not records:
             return []
-        with self._write() as session:
+        with self._write_core() as connection:
             try:
                 rows = [{name: getattr(record, name) for name in _AUDIT_COLUMNS} for record in records]
-                session.execute(_INSERT_AUDIT, rows if len(rows) > 1 else rows[0])
+                connection.execute(_INSERT_AUDIT, rows if len(rows) > 1 else rows[0])
             except sa.exc.IntegrityError:  # the user foreign key
                 raise NotFoundError("user", user_id, user_id) from None
             return records
@@ -395,8 +406,3 @@ class ArtifactsMixin(StoreBase):
             query = query.limit(check_count("limit", limit))
         with self._read() as session:
             return [AuditRecord.of(row) for row in session.scalars(query)]
-
-
-def _columns(row: models.Base) -> dict[str, Any]:
-    """A new (unsaved) row's column values, for a Core ``INSERT``."""
-    return {column.key: getattr(row, column.key) for column in row.__table__.columns}

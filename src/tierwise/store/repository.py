@@ -279,8 +279,8 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
 
     def get_chat(self, user_id: str, chat_id: str) -> Chat:
         """The chat, or :class:`NotFoundError` if ``user_id`` has no chat ``chat_id``."""
-        with self._read() as session:  # a prepared Core SELECT: read on every request of a session
-            row = session.execute(_GET_CHAT, {"b_chat": chat_id, "b_user": user_id}).one_or_none()
+        with self._read_core() as connection:  # a prepared Core SELECT: read on every request
+            row = connection.execute(_GET_CHAT, {"b_chat": chat_id, "b_user": user_id}).one_or_none()
             if row is None:
                 raise NotFoundError("chat", chat_id, user_id)
             return Chat.of(row)
@@ -334,8 +334,8 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
         """Add ``tokens`` to the chat's ``total_tokens_used`` in one statement; returns the new total."""
         check_count("tokens", tokens)
         params = {"b_chat": chat_id, "b_user": user_id, "b_tokens": tokens, "b_now": models.utcnow()}
-        with self._write() as session:
-            total = session.execute(_ADD_TOKENS, params).scalar_one_or_none()
+        with self._write_core() as connection:
+            total = connection.execute(_ADD_TOKENS, params).scalar_one_or_none()
             if total is None:
                 raise NotFoundError("chat", chat_id, user_id)
             return int(total)
@@ -391,9 +391,9 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
         meta = dict(check_json("metadata", dict(metadata or {})))
         tool_results = check_json("tool_results", tool_results)
         now = models.utcnow()
-        with self._write() as session:
+        with self._write_core() as connection:
             # One statement takes the position and locks the chat: concurrent appends queue here.
-            taken = session.execute(
+            taken = connection.execute(
                 _TAKE_SEQ, {"b_chat": chat_id, "b_user": user_id, "b_now": now}
             ).scalar_one_or_none()
             if taken is None:
@@ -402,7 +402,7 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
                 chat_id, user_id, taken - 1, columns, token_count, at or now, meta, tool_results, analysis
             )
             # A prepared Core INSERT: the ORM's unit of work costs more than the write itself.
-            session.execute(_INSERT_MESSAGE, values)
+            connection.execute(_INSERT_MESSAGE, values)
             return _record(values)
 
     def add_messages(

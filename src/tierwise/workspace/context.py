@@ -85,6 +85,9 @@ def _day(moment: datetime, zone: Any) -> str:
     return "all day " + moment.astimezone(zone).strftime("%a %d %b")
 
 
+_PROFILE = ("profile",)  # the profile's entry in the cache (location keys are (kind, entity, …))
+
+
 class WorkspaceContext:
     """The chat engine's context source for the workspace (see the module docstring).
 
@@ -130,7 +133,12 @@ class WorkspaceContext:
     ) -> list[ContextLayer]:
         """Profile, location and related layers for a location (unknown entities fall back to global)."""
         now = self.clock()
-        profile = self.workspace.profile(user_id)
+        if self.cache is None:
+            profile = self.workspace.profile(user_id)
+        else:  # read on every turn, changed by set_profile (which moves the version on)
+            profile = self.cache.get(
+                self.store, user_id, _PROFILE, lambda: self.workspace.profile(user_id), counted=False
+            )
         kind = context_type if context_type in CONTEXT_TYPES else "global"
         where = (kind, entity_id)
         adapts = self.adaptive is not None and kind == "project"

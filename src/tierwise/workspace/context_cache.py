@@ -3,7 +3,8 @@
 Every turn of a chat asks :class:`~tierwise.workspace.context.WorkspaceContext` for its layers, and a
 project chat's layers cost a handful of queries (the project, its statistics, its top tasks, its
 recent notes and brain dumps). Between two turns that changed nothing, they come out the same.
-:class:`ContextCache` keeps them per ``(user, context type, entity)``:
+:class:`ContextCache` keeps them per ``(user, context type, entity)``, and the user's profile (read on
+every turn, changed only by ``set_profile``, which touches):
 
 - **invalidation by writes**: every write of :class:`~tierwise.workspace.repository.Workspace`
   (create or update a project, task or note, schedule a task, change a project's context) calls
@@ -119,8 +120,14 @@ class ContextCache:
         self._entries: OrderedDict[tuple[str, Hashable], _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, store: Any, user_id: str, key: Hashable, build: Callable[[], T]) -> T:
-        """The cached value for ``(user_id, key)``, or ``build()`` (then cached) if none is fresh."""
+    def get(
+        self, store: Any, user_id: str, key: Hashable, build: Callable[[], T], *, counted: bool = True
+    ) -> T:
+        """The cached value for ``(user_id, key)``, or ``build()`` (then cached) if none is fresh.
+
+        ``counted=False``: left out of :attr:`stats` (what a turn reads besides its location context,
+        e.g. the profile, so that the figures stay about contexts).
+        """
         version = workspace_version(store, user_id)
         now = self.clock()
         with self._lock:
@@ -129,16 +136,19 @@ class ContextCache:
             if fresh:
                 assert entry is not None
                 self._entries.move_to_end((user_id, key))
-                self.stats.hits += 1
-                self.stats.saved_ms += entry.build_ms
+                if counted:
+                    self.stats.hits += 1
+                    self.stats.saved_ms += entry.build_ms
                 return entry.value  # type: ignore[no-any-return]
-            self.stats.misses += 1
-            self.stats.stale += entry is not None
+            if counted:
+                self.stats.misses += 1
+                self.stats.stale += entry is not None
         started = time.perf_counter()
         value = build()
         took = (time.perf_counter() - started) * 1000
         with self._lock:
-            self.stats.build_ms += took
+            if counted:
+                self.stats.build_ms += took
             if self.ttl_s > 0:
                 self._entries[(user_id, key)] = _Entry(value, version, now, took)
                 self._entries.move_to_end((user_id, key))
