@@ -20,7 +20,6 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import to_jsonable_python
-from sse_starlette.sse import EventSourceResponse
 
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.events import TextEvent
@@ -40,6 +39,7 @@ from tierwise.server.openai_errors import SSE_EVENT
 from tierwise.server.openai_history import entity_id
 from tierwise.server.openai_sessions import CONTEXT_TYPE
 from tierwise.server.running import RunningTurns
+from tierwise.server.sse import EventStream, frame
 from tierwise.server.usage import chat_totals
 from tierwise.store import Chat, Store
 from tierwise.store.errors import NotFoundError
@@ -272,14 +272,16 @@ def list_messages(chat_id: str, request: Request) -> Any:
     return {"messages": out}
 
 
+PING_SECONDS = 15.0  # a turn's stream quiet this long (a slow tool, a slow model) sends a comment
+
 _TURN_EVENTS = {
     "description": "The turn as server-sent events (text, tool calls, usage… then one done)",
     "content": {"text/event-stream": {"schema": SSE_EVENT}},
 }
 
 
-@router.post("/chats/{chat_id}/messages", response_class=EventSourceResponse, responses={200: _TURN_EVENTS})
-async def post_message(chat_id: str, body: NewMessage, request: Request) -> EventSourceResponse:
+@router.post("/chats/{chat_id}/messages", response_class=EventStream, responses={200: _TURN_EVENTS})
+async def post_message(chat_id: str, body: NewMessage, request: Request) -> EventStream:
     """Send the user's message and stream the turn as server-sent events."""
     store, engine, user = _ctx(request)
     row = store.get_chat(user, chat_id)  # 404 before the stream starts
@@ -288,16 +290,16 @@ async def post_message(chat_id: str, body: NewMessage, request: Request) -> Even
     running: RunningTurns = request.app.state.running
     stop = await running.start(user, chat_id)  # 409 if a turn runs in the chat, in any process
 
-    async def events() -> AsyncIterator[dict[str, str]]:
+    async def events() -> AsyncIterator[bytes]:
         async with running.held(user, chat_id, stop):  # no other turn can start now: row stays true
             async for event in engine.turn(user, chat_id, body.content, stop=stop, row=row):
                 if isinstance(event, TextEvent):  # most of a turn's events: written directly
-                    yield {"event": "text", "data": json.dumps({"text": event.text, "type": "text"})}
+                    yield frame("text", json.dumps({"text": event.text, "type": "text"}))
                     continue
                 payload = event.to_dict()
-                yield {"event": str(payload.get("type", "message")), "data": json.dumps(_json(payload))}
+                yield frame(str(payload.get("type", "message")), json.dumps(_json(payload)))
 
-    return EventSourceResponse(events(), ping=15)
+    return EventStream(events(), ping_s=PING_SECONDS)
 
 
 @router.post("/chats/{chat_id}/stop", status_code=202)
