@@ -174,6 +174,23 @@ def test_a_long_history_breathes_as_it_is_remembered_stored_and_loaded(
         assert len(breaths) >= loaded + 40
 
 
+def test_a_long_backlogs_upkeep_breathes(breaths: list[float]) -> None:
+    """Summarising a long history's backlog (a third of a 100,001-message ingest) takes its breaths.
+
+    ``maintain`` ran every closed segment's summary without one: the event loop's thread waited a
+    switch interval for the interpreter lock at each of its socket or SQLite calls meanwhile.
+    """
+    memory = default_memory(InMemoryBlobStore())
+    for i in range(400):
+        memory.add({"role": "user" if i % 2 == 0 else "assistant", "content": f"Note {i}: the venue."})
+    waiting = len(memory._unsettled)
+    assert waiting >= 5
+    with collector.long_work():
+        memory.maintain()
+    assert not memory.unsummarized
+    assert len(breaths) >= 2 * waiting  # a breath between segments and between a header and its summary
+
+
 def test_long_work_alone_does_not_breathe(breaths: list[float]) -> None:
     """Nobody else wants the lock while only the long work's own request is in flight."""
     collector._requests = 0

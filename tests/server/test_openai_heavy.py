@@ -83,3 +83,37 @@ async def test_while_heavy_work_runs_the_small_pieces_leave_the_loop_too(store: 
     await sessions.run(small)  # heavy work done: back on the loop
     assert where[0] == loop_thread and where[-1] == loop_thread
     assert loop_thread not in where[1:3]
+
+
+async def test_while_heavy_work_runs_the_background_pieces_take_turns(store: Store) -> None:
+    """Off the loop, the sessions' background pieces still run one at a time (as on it).
+
+    Twenty streams' pieces, each in its own thread at once, competed for the interpreter lock with
+    the pieces a request waits for (its pack, its answer) and with the heavy work itself.
+    """
+    import asyncio
+
+    sessions = openai_sessions.Sessions(
+        ChatEngine(store, ScriptedModel(), budget=Budget(window=4_000, reserve=500)), inline=True
+    )
+    release = threading.Event()
+    started = [threading.Event(), threading.Event()]
+    running: list[int] = [0]
+    most: list[int] = [0]
+    guard = threading.Lock()
+
+    def piece(me: int) -> None:
+        with guard:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        started[me].set()
+        started[1 - me].wait(0.5)  # the other piece, if it ran alongside, would have started meanwhile
+        with guard:
+            running[0] -= 1
+
+    heavy = asyncio.ensure_future(sessions.run(lambda: release.wait(10), heavy=True))
+    await asyncio.sleep(0.05)
+    await asyncio.gather(sessions.later(lambda: piece(0)), sessions.later(lambda: piece(1)))
+    release.set()
+    await heavy
+    assert most[0] == 1

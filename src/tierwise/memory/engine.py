@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from tierwise.budget import Budget
+from tierwise.collector import breathe
 from tierwise.memory import steps
 from tierwise.memory.analysis import Analysis, analyse, searchable
 from tierwise.memory.blobs import BlobStore, CompressedToolResult, compress_tool_result, compressed_sha256
@@ -303,7 +304,7 @@ class Memory:
         the turn; a summary model's work that waited for it (:mod:`tierwise.memory.upkeep`).
         """
         while self.maintain_step():
-            pass
+            breathe()  # a long backlog (a long history's first upkeep): the event loop gets the lock
 
     def maintain_step(self) -> bool:
         """One piece of :meth:`maintain` (a trio, a narrative update, a model's work, the index).

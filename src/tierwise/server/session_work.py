@@ -62,10 +62,15 @@ class SessionWork:
 
         Each piece first lets the loop serve what is waiting (new requests, chunks to relay), and
         pieces of different sessions queue for their turn instead of running back to back: a
-        request waits for one piece at most, not for every session's.
+        request waits for one piece at most, not for every session's. While heavy work runs they
+        go to threads (as in :meth:`run`), still one at a time: twenty streams' pieces in threads at
+        once fought the pieces requests wait for, and the heavy work, for the interpreter lock.
         """
-        if not self.inline or heavy or self._heavy > 0:  # as in run()
+        if not self.inline or heavy:
             return await self._in_thread(work, heavy)
+        if self._heavy > 0:
+            async with self._one_piece:
+                return await self._in_thread(work, heavy)
         async with self._one_piece:
             await asyncio.sleep(0)
             if self._heavy > 0:  # heavy work started while this piece waited its turn
