@@ -78,7 +78,7 @@ class Connection:
             data = await reader.readexactly(size + 2)
             if size == 0:
                 raise ConnectionError("the stream ended before [DONE]")
-            pending = (pending + data[:-2]).replace(b"\r\n", b"\n")  # the web chat's lines end in CRLF (server/sse.py)
+            pending = (pending + data[:-2]).replace(b"\r\n", b"\n")  # the web chat ends lines in CRLF
             *events, pending = pending.split(b"\n\n")
             for event in events:
                 data = event[6:] if event.startswith(b"data: ") else event.partition(b"\ndata: ")[2]
