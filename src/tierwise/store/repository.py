@@ -52,6 +52,7 @@ from tierwise.store.checks import (
 )
 from tierwise.store.engine import create_engine, migrate_engine, normalize_url, sqlite_memory
 from tierwise.store.errors import NotFoundError
+from tierwise.store.message_rows import message_row, stored_message
 from tierwise.store.records import Chat, StoredMessage, ToolCallRecord, User
 from tierwise.store.responses import ResponsesMixin
 from tierwise.store.shared import SharedMixin
@@ -112,51 +113,6 @@ _COUNT_ARCHIVED = (
     )
     .returning(_CHAT.c.id)
 )
-
-
-def _message_row(
-    chat_id: str,
-    user_id: str,
-    seq: int,
-    columns: Mapping[str, Any],
-    token_count: int,
-    at: datetime,
-    metadata: dict[str, Any],
-    tool_results: list[Any] | None,
-    analysis: tuple[str, str] | None = None,
-) -> dict[str, Any]:
-    """A ``chat_messages`` row: the message's columns (see ``message_columns``) and its bookkeeping.
-
-    ``analysis``: the ``terms`` and ``words`` columns (memory's, see ``Store.message_analyses``).
-    """
-    terms, words = analysis if analysis is not None else (None, None)
-    return {
-        "id": models.new_id(),
-        "chat_id": chat_id,
-        "user_id": user_id,
-        "seq": seq,
-        "role": None,
-        "content": None,
-        "content_parts": None,
-        "name": None,
-        "tool_calls": None,
-        "tool_call_id": None,
-        "extra": None,
-        **columns,
-        "tool_results": tool_results,
-        "is_archived": False,
-        "is_in_summary": False,
-        "segment_id": None,
-        "token_count": token_count,
-        "created_at": at,
-        "metadata": metadata,
-        "terms": terms,
-        "words": words,
-    }
-
-
-def _record(row: dict[str, Any]) -> StoredMessage:
-    return StoredMessage(**{k: v for k, v in row.items() if k not in ("terms", "words")})
 
 
 class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
@@ -398,12 +354,12 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
             ).scalar_one_or_none()
             if taken is None:
                 raise NotFoundError("chat", chat_id, user_id)
-            values = _message_row(
+            values = message_row(
                 chat_id, user_id, taken - 1, columns, token_count, at or now, meta, tool_results, analysis
             )
             # A prepared Core INSERT: the ORM's unit of work costs more than the write itself.
             connection.execute(_INSERT_MESSAGE, values)
-            return _record(values)
+            return stored_message(values)
 
     def add_messages(
         self,
@@ -454,11 +410,11 @@ class Store(ArtifactsMixin, UsageMixin, SharedMixin, ResponsesMixin):
                 raise NotFoundError("chat", chat_id, user_id)
             first = taken - len(rows)
             values = [
-                _message_row(chat_id, user_id, first + i, columns, tokens, times[i] or now, meta, None, made)
+                message_row(chat_id, user_id, first + i, columns, tokens, times[i] or now, meta, None, made)
                 for i, (columns, tokens, meta, made) in enumerate(rows)
             ]
             session.execute(_INSERT_MESSAGE, values)  # one executemany
-            return [_record(row) for row in values]
+            return [stored_message(row) for row in values]
 
     def message_analyses(self, user_id: str, chat_id: str) -> list[tuple[str, str] | None]:
         """What memory read off each of the chat's messages, in ``seq`` order (``None``: not stored).
