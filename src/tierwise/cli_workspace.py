@@ -77,7 +77,7 @@ def clear_command(
     user: Annotated[str | None, _USER] = None,
     db: Database = None,
 ) -> None:
-    """Delete the user's projects, tasks, notes, brain dumps and events (chats are kept)."""
+    """Delete the user's projects, tasks, notes, brain dumps and events (chats are kept); it stays empty."""
     from tierwise.cli_common import fail as _fail
     from tierwise.workspace.sample import clear_workspace
 
@@ -88,7 +88,10 @@ def clear_command(
         clear_workspace(store, user_id)
     finally:
         store.close()
-    typer.echo("workspace cleared")
+    typer.echo(
+        "workspace cleared: the assistant starts with an empty workspace from now on "
+        "(`tierwise workspace sample` loads the sample again)"
+    )
 
 
 @workspace_app.command("import-ics")

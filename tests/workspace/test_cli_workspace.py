@@ -53,3 +53,24 @@ def test_bad_files_and_users(tmp_path: Path) -> None:
     assert code == 2 and "no user 'nobody'" in out
     code, out = _run("workspace", "sample", "--scale", "0", "--db", db)
     assert code == 2 and out.startswith("error: ")
+
+
+def test_a_cleared_workspace_stays_cleared_when_the_assistant_starts_again(tmp_path: Path) -> None:
+    """``workspace clear --yes`` sticks: the next ``serve``/``chat`` does not load the sample again."""
+    from tierwise.cli_common import assistant
+    from tierwise.workspace.queries import WorkspaceQueries
+
+    db = f"sqlite:///{tmp_path / 'w.db'}"
+    store, user, _, _, loaded = assistant(db, None, None)  # what `tierwise serve` does first
+    store.close()
+    assert loaded is not None and "sample workspace" in loaded
+    assert _run("workspace", "clear", "--yes", "--db", db)[0] == 0
+    store, user, _, _, loaded = assistant(db, None, None)
+    try:
+        assert loaded is None
+        assert WorkspaceQueries(store).search_projects(user, limit=5)[1] == 0
+    finally:
+        store.close()
+    # the sample can still be loaded on purpose, into the cleared workspace
+    code, out = _run("workspace", "sample", "--db", db)
+    assert code == 0 and "loaded:" in out

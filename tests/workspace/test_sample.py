@@ -29,6 +29,7 @@ from tierwise.workspace.models import (
     Task,
     UserProfile,
 )
+from tierwise.workspace.queries import Profile, WorkspaceQueries
 from tierwise.workspace.sample import SampleSummary, clear_workspace, generate_workspace
 
 TODAY = date(2025, 3, 12)  # a Wednesday
@@ -303,7 +304,9 @@ def test_clear_workspace_leaves_other_users_alone() -> None:
     generate_workspace(store, "omar", today=TODAY, seed=1)
     omar = _dump(store, "omar")
     clear_workspace(store, "maya")
-    assert all(not rows for rows in _dump(store, "maya").values())
+    left = {table: rows for table, rows in _dump(store, "maya").items() if rows}
+    assert list(left) == ["user_profiles"]  # an empty workspace: the profile at its defaults
+    assert WorkspaceQueries(store).profile("maya") == Profile()
     assert _dump(store, "omar") == omar
     generate_workspace(store, "maya", today=TODAY)  # a cleared user can be filled again
     fresh = _store("maya")

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,10 +30,12 @@ import sqlalchemy as sa
 
 from tierwise.errors import InputError
 from tierwise.store.errors import NotFoundError
-from tierwise.store.models import User
+from tierwise.store.models import User, utcnow
 from tierwise.workspace.calendar.recurrence import load_zone
+from tierwise.workspace.context_cache import touch
 from tierwise.workspace.ids import new_workspace_id
 from tierwise.workspace.models import BrainDump, CalendarEvent, Note, Phase, Project, Task, UserProfile
+from tierwise.workspace.queries import Profile
 from tierwise.workspace.sample_calendar import CalendarMaker
 from tierwise.workspace.sample_projects import PROJECTS
 from tierwise.workspace.sample_rows import Made, Row, bullets, sentence
@@ -447,8 +450,9 @@ def _refuse_if_used(store: Store, user_id: str) -> None:
     with store.session() as session:
         if session.get(User, user_id) is None:
             raise NotFoundError("user", user_id, user_id)
-        query = (sa.select(model.user_id).where(model.user_id == user_id).limit(1) for model in _TABLES)
-        found = [model.__tablename__ for model, q in zip(_TABLES, query, strict=True) if session.scalar(q)]
+        content = _TABLES[1:]  # a profile alone (what clear_workspace leaves) is an empty workspace
+        query = (sa.select(model.user_id).where(model.user_id == user_id).limit(1) for model in content)
+        found = [model.__tablename__ for model, q in zip(content, query, strict=True) if session.scalar(q)]
     if found:
         raise WorkspaceInUse(
             f"user {user_id!r} already has workspace rows ({', '.join(found)}): use a new user, "
@@ -495,6 +499,8 @@ def generate_workspace(
     rows = generator.rows
     models = (UserProfile, Project, Phase, Task, Task, Note, BrainDump, CalendarEvent)  # parents first
     with store.session(write=True) as session:
+        # The sample's profile replaces the one an emptied workspace keeps (see clear_workspace).
+        session.execute(sa.delete(UserProfile).where(UserProfile.user_id == user_id))
         for model, table in zip(models, rows.values(), strict=True):
             for start in range(0, len(table), _BATCH):
                 session.execute(sa.insert(model), table[start : start + _BATCH])
@@ -504,15 +510,23 @@ def generate_workspace(
 
 
 def clear_workspace(store: Store, user_id: str) -> None:
-    """Delete ``user_id``'s workspace rows (profile, projects, tasks, notes, dumps, events); others stay.
+    """Delete ``user_id``'s workspace rows (projects, tasks, notes, dumps, events); others stay.
 
-    Rows that point at others go first, and subtasks are detached before tasks are deleted, so no
-    foreign key is violated. The user, its chats and its memory are left alone.
+    The profile goes back to the defaults (no description, UTC, 9–17 on weekdays) rather than away:
+    a user with a profile has a workspace, empty now, so the assistant does not load the sample into
+    it again when it next starts (:func:`~tierwise.workspace.app.ensure_sample`);
+    :func:`generate_workspace` still loads it when asked. Rows that point at others go first, and
+    subtasks are detached before tasks are deleted, so no foreign key is violated. The user, its
+    chats and its memory are left alone.
     """
     options = {"synchronize_session": False}
+    defaults = {f.name: getattr(Profile(), f.name) for f in dataclasses.fields(Profile)}
     with store.session(write=True) as session:
         for model in reversed(_TABLES):  # events, dumps, notes, tasks, phases, projects, profile
             if model is Task:
                 detach = sa.update(Task).where(Task.user_id == user_id, Task.parent_task_id.is_not(None))
                 session.execute(detach.values(parent_task_id=None), execution_options=options)
             session.execute(sa.delete(model).where(model.user_id == user_id), execution_options=options)
+        defaults["work_days"] = list(defaults["work_days"])
+        session.add(UserProfile(user_id=user_id, updated_at=utcnow(), **defaults))
+    touch(store, user_id)  # contexts cached in this process go stale
