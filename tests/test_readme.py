@@ -83,3 +83,42 @@ def test_the_readme_pack_and_import_commands_run(tmp_path: Path, monkeypatch: An
             assert result.exit_code == 0, (words, result.output)
             ran += 1
     assert ran == 6
+
+
+_WRITES = ("--out", "--dump")
+
+
+def test_the_readme_commands_write_only_into_the_ignored_out_directory() -> None:
+    """A newcomer running the README verbatim leaves the clone as it was (issue 33)."""
+    outputs = [
+        after
+        for words in readme_commands()
+        for before, after in itertools.pairwise(words)
+        if before in _WRITES
+    ]
+    assert len(outputs) >= 8, outputs
+    assert [p for p in outputs if not p.startswith("out/")] == []
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert "/out/" in ignored
+
+
+def test_the_readme_commands_that_write_make_their_directory(tmp_path: Path, monkeypatch: Any) -> None:
+    from typer.testing import CliRunner
+
+    from tierwise.cli import app
+
+    monkeypatch.chdir(tmp_path)  # a clone without out/ yet
+    monkeypatch.setenv("TIERWISE_DATABASE_URL", f"sqlite:///{tmp_path / 'readme.db'}")
+    ran = 0
+    for words in readme_commands():
+        if (words[1] == "replay" and "--dump" in words) or words[1:3] == ["workspace", "export-ics"]:
+            args = [str(ROOT / w) if w.startswith("examples/") else w for w in words[1:]]
+            result = CliRunner().invoke(app, args)
+            assert result.exit_code == 0, (words, result.output)
+            ran += 1
+    assert ran == 3
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "calendar.ics",
+        "packs.jsonl",
+        "steps.jsonl",
+    ]

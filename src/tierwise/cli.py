@@ -231,6 +231,7 @@ def _dump_file(path: Path | None) -> Any:
         if path.is_dir():
             raise InputError(f"--dump {path} is a directory; give a file name, e.g. packs.jsonl")
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             out = path.open("wb")
         except OSError as exc:
             raise InputError(f"cannot write --dump {path} ({exc.strerror}); choose a writable path") from None

@@ -26,6 +26,17 @@ def _database_failed(exc: Exception) -> typer.Exit:
     return _fail(f"the database could not be used: {str(cause).strip()}")
 
 
+def _needs_bench_extra(command: str) -> None:
+    """Exit 2, naming the install, when the bench extra's langchain-core (the peer) is missing."""
+    try:
+        import langchain_core  # noqa: F401
+    except ImportError:
+        raise _fail(
+            f"`tierwise bench {command}` measures against langchain-core's trim_messages, which comes with "
+            "the bench extra: pip install -e '.[bench]' (or pip install 'tierwise[bench]')"
+        ) from None
+
+
 def _check_encoding(encoding: str) -> None:
     from tierwise.cli_common import check_encoding as check
 
@@ -219,12 +230,9 @@ def bench_pack_command(
     ] = None,
 ) -> None:
     """Time tierwise's packer against langchain-core's trim_messages on the same histories."""
-    try:
-        from tierwise.bench.pack import run_pack_benchmark
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise _fail(
-            f"the benchmark needs the bench extra ({exc.name}); run: pip install -e '.[bench]'"
-        ) from None
+    _needs_bench_extra("pack")
+    from tierwise.bench.pack import run_pack_benchmark
+
     try:
         size_list = _int_list(sizes, "--sizes")
         budget_list = _int_list(budgets, "--budgets")
@@ -349,6 +357,7 @@ def bench_cache_command(
     ] = 1,
 ) -> None:
     """What a chat costs with prompt caching: tierwise vs full history, trim_messages, a stepped window."""
+    _needs_bench_extra("cache")
     from tierwise.bench.cache import run_cache_benchmark
     from tierwise.bench.wires import parse_wires
 

@@ -141,6 +141,7 @@ def export_command(
         sys.stdout.write(data.decode("utf-8"))
         return
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
     except OSError as exc:
         raise _fail(f"cannot write {out}: {exc.strerror or exc}") from None

@@ -465,6 +465,8 @@ def run_locomo_benchmark(
     dumped = "tierwise+dense" if embedder is not None else "tierwise"
     questions = scored = skipped = 0
     full_tokens: list[int] = []
+    if dump is not None:
+        dump.parent.mkdir(parents=True, exist_ok=True)
     out = dump.open("w", encoding="utf-8") if dump is not None else None
     try:
         for number, sample in enumerate(samples):
