@@ -190,6 +190,9 @@ def serve_command(
         )
     if not 0 < port < 65536:
         raise _fail(f"--port {port} is not a port; use 1-65535")
+    own = _points_at_itself(host, port)
+    if own:
+        raise _fail(own)
     check_reserve(budget, reserve)
     try:
         rate_limit = rate_limit_from_env(local=loopback and not require_key)
@@ -230,6 +233,37 @@ def serve_command(
         uvicorn.run(service, host=host, port=port, log_config=log_config(not quiet), log_level=None)
     finally:
         store.close()
+
+
+def _points_at_itself(host: str, port: int) -> str | None:
+    """Why the configured model server is this server's own address (a loop), or ``None``.
+
+    vLLM and several other servers take port 8000 by default, the port ``serve`` takes too: the
+    assistant's every call would come back to itself.
+    """
+    from urllib.parse import urlsplit
+
+    from tierwise.providers.settings import ProviderSettings
+
+    try:
+        base_url = ProviderSettings.load().base_url
+    except UserError:
+        return None  # the provider's own setup names a bad value
+    if not base_url:
+        return None
+    parts = urlsplit(base_url)
+    try:
+        upstream_port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    local = {"localhost", "127.0.0.1", "::1", "0.0.0.0", host}
+    if parts.hostname in local and upstream_port == port:
+        return (
+            f"TIERWISE_BASE_URL {base_url} is this server's own address (port {port}): run the model "
+            f"server on another port (vLLM: --port 8001, then TIERWISE_BASE_URL=http://localhost:8001/v1) "
+            f"or serve tierwise on another one (tierwise serve --port 8080)"
+        )
+    return None
 
 
 _WIRES = {"chat": "Chat Completions", "responses": "Responses API", "anthropic": "Anthropic Messages"}

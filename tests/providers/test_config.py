@@ -45,7 +45,7 @@ def test_not_configured_names_the_variables_and_examples() -> None:
     message = str(caught.value)
     for needed in ("TIERWISE_BASE_URL", "TIERWISE_MODEL", "TIERWISE_API_KEY", "openrouter.ai/api/v1"):
         assert needed in message
-    for local in ("localhost:11434/v1", "localhost:1234/v1", "localhost:8000/v1", "api.openai.com/v1"):
+    for local in ("localhost:11434/v1", "localhost:1234/v1", "localhost:8001/v1", "api.openai.com/v1"):
         assert local in message
     assert isinstance(caught.value, UserError) and caught.value.missing == [
         "TIERWISE_BASE_URL",

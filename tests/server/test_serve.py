@@ -8,6 +8,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -26,6 +27,22 @@ def test_serve_refuses_a_public_address_and_bad_ports() -> None:
         result = RUNNER.invoke(app, ["serve", *args])
         assert result.exit_code == 2 and needle in result.output, result.output
         assert "Traceback" not in result.output
+
+
+def test_serve_refuses_a_model_server_at_its_own_address(monkeypatch: Any, tmp_path: Path) -> None:
+    """vLLM's default port is serve's: the model would be tierwise itself, every call a loop (issue 33)."""
+    monkeypatch.setenv("TIERWISE_MODEL", "served-model")
+    monkeypatch.setenv("TIERWISE_DATABASE_URL", f"sqlite:///{tmp_path / 'loop.db'}")
+    for base_url, args in (
+        ("http://localhost:8000/v1", []),
+        ("http://127.0.0.1:8080/v1", ["--port", "8080"]),
+    ):
+        monkeypatch.setenv("TIERWISE_BASE_URL", base_url)
+        result = RUNNER.invoke(app, ["serve", *args])
+        assert result.exit_code == 2, result.output
+        assert "is this server's own address" in result.output and "--port 8001" in result.output
+        assert "Traceback" not in result.output
+    assert not (tmp_path / "loop.db").exists()  # refused before anything was set up
 
 
 def test_serve_answers_on_loopback(tmp_path: Path) -> None:

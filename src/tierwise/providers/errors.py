@@ -45,7 +45,8 @@ TIERWISE_API_KEY=sk-or-...
   OpenAI:     TIERWISE_BASE_URL=https://api.openai.com/v1  TIERWISE_MODEL=gpt-4o-mini  TIERWISE_API_KEY=sk-...
   Ollama:     TIERWISE_BASE_URL=http://localhost:11434/v1  TIERWISE_MODEL=llama3.1:8b  (no key)
   LM Studio:  TIERWISE_BASE_URL=http://localhost:1234/v1  TIERWISE_MODEL=<the loaded model id>  (no key)
-  vLLM:       TIERWISE_BASE_URL=http://localhost:8000/v1  TIERWISE_MODEL=<the served model>  (no key)
+  vLLM:       TIERWISE_BASE_URL=http://localhost:8001/v1  TIERWISE_MODEL=<the served model>  (no key; \
+vllm serve --port 8001: tierwise serve takes 8000)
 Optional: TIERWISE_FALLBACK_MODELS=model-a,model-b (tried in order when the model fails)."""
 
 
