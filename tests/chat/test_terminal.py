@@ -265,7 +265,7 @@ async def test_render_turn_shows_notices_errors_and_the_band() -> None:
         "Partly there",
         "→ list_tasks(not json)",
         "✓ list_tasks · 7 ms",
-        "4,300 prompt + 20 completion tokens · $0.012300 · context 61.2% of 7,000",
+        "4,300 prompt + 20 completion tokens · $0.012 · context 61.2% of 7,000",
         "band warning (health 50%)",
         "error: the model failed: boom",
         "the turn reached its step limit",

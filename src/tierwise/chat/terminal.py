@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import signal
 import threading
 from collections.abc import AsyncIterable, Callable, Iterator
@@ -41,14 +42,16 @@ from tierwise.chat.events import (
     TurnEvent,
     UsageEvent,
 )
+from tierwise.chat.resume_view import history_lines
 from tierwise.errors import UserError
 from tierwise.providers import Provider
-from tierwise.store import NotFoundError, Store, StoredMessage
+from tierwise.store import NotFoundError, Store
 
 __all__ = [
     "HELP",
     "LOCAL_USER",
     "chat_loop",
+    "dollars_text",
     "history_lines",
     "housekeeping_label",
     "local_user",
@@ -69,7 +72,6 @@ HELP = """\
 Commands: /new starts a new chat · /title shows this chat's title · /exit leaves (so do Ctrl-D and
 Ctrl-C at the prompt) · /help shows this. Ctrl-C while an answer streams stops it; what was said is kept."""
 
-_RECAP = 6  # stored messages shown when a chat is resumed
 _ARGS_CHARS = 60
 _LINE_CHARS = 96
 
@@ -228,18 +230,41 @@ def tool_complete_line(event: ToolCallComplete) -> str:
     return f"✗ {event.name}: {_abbreviate(event.error or event.content or 'failed', _LINE_CHARS)}"
 
 
+def dollars_text(dollars: float) -> str:
+    """Dollars as a person reads them: cents for a dollar or more, two significant figures below.
+
+    Example:
+        >>> [dollars_text(d) for d in (12.3456, 0.4567, 0.0123, 0.00031, 0.0000041)]
+        ['$12.35', '$0.46', '$0.012', '$0.00031', '<$0.0001']
+    """
+    if dollars >= 0.995:
+        return f"${dollars:,.2f}"
+    if dollars < 0.0001:
+        return "<$0.0001" if dollars > 0 else "$0"
+    rounded = float(f"{dollars:.2g}")  # two significant figures (0.0995 → 0.10, not 0.100)
+    return f"${rounded:.{1 - math.floor(math.log10(rounded))}f}"
+
+
 def usage_line(event: UsageEvent) -> str:
     """Tokens, dollars, context utilisation and the budget band of a turn, on one line.
+
+    A model that costs nothing (the offline assistant, a local model priced at zero) shows no cost;
+    one without a known price says so.
 
     Example:
         >>> report = {"summary": {"utilizationPercent": 12.5, "limit": 15000}}
         >>> print(usage_line(UsageEvent(report, 1875, 40, 0.00031, True, 0.72, "caution")))
-        1,875 prompt + 40 completion tokens · $0.000310 · context 12.5% of 15,000 · band caution (health 72%)
+        1,875 prompt + 40 completion tokens · $0.00031 · context 12.5% of 15,000 · band caution (health 72%)
         >>> usage_line(UsageEvent(report, 10, 2, 0.0, False))
         '10 prompt + 2 completion tokens · price unknown · context 12.5% of 15,000'
+        >>> usage_line(UsageEvent(report, 10, 2, 0.0, True))
+        '10 prompt + 2 completion tokens · context 12.5% of 15,000'
     """
     parts = [f"{event.prompt_tokens:,} prompt + {event.completion_tokens:,} completion tokens"]
-    parts.append(f"${event.dollars:.6f}" if event.price_known else "price unknown")
+    if not event.price_known:
+        parts.append("price unknown")
+    elif event.dollars > 0:
+        parts.append(dollars_text(event.dollars))
     summary = event.report.get("summary", {})
     percent, limit = summary.get("utilizationPercent"), summary.get("limit")
     if percent is not None:
@@ -248,32 +273,6 @@ def usage_line(event: UsageEvent) -> str:
         health = f" (health {event.health:.0%})" if event.health is not None else ""
         parts.append(f"band {event.band}{health}")
     return " · ".join(parts)
-
-
-def _call_line(name: str, arguments: str) -> str:
-    label = housekeeping_label(name, arguments)
-    return f"→ {label}" if label else f"→ {name}({_arguments(arguments)})"
-
-
-def _message_line(stored: StoredMessage) -> str:
-    """One stored message, abbreviated, for the recap of a resumed chat."""
-    message = stored.message
-    role, content = message["role"], stored.content or ""
-    if role == "user":
-        return f"you › {_abbreviate(content, _LINE_CHARS)}"
-    if role == "tool":
-        return f"  {message.get('name') or 'tool'} ← {_abbreviate(content, _LINE_CHARS - 8)}"
-    calls = [c.get("function", {}) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
-    called = ", ".join(_call_line(str(c.get("name")), str(c.get("arguments") or "")) for c in calls)
-    said = _abbreviate(content, _LINE_CHARS) if content else ""
-    stopped = " (stopped)" if stored.metadata.get("stopped") else ""
-    return f"{role} › " + " ".join(x for x in (said, called) if x) + stopped
-
-
-def history_lines(store: Store, user_id: str, chat_id: str, last: int = _RECAP) -> list[str]:
-    """The chat's last ``last`` stored messages, one abbreviated line each, oldest first."""
-    messages = store.list_messages(user_id, chat_id)
-    return [_message_line(m) for m in messages[-last:]] if last > 0 else []
 
 
 # -- one turn -------------------------------------------------------------------------------------
