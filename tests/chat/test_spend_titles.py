@@ -119,7 +119,7 @@ def test_chats_started_alike_get_distinct_titles(store: Store) -> None:
     assert titles[0] == fallback_title(questions[0])
     assert all(t and len(t) <= 60 for t in titles)
     assert titles == [
-        "High priority tasks for the Apollo",
+        "High priority tasks for the Apollo launch",
         "High priority tasks this week",
         "High priority tasks in Marketing",
     ]

@@ -1,7 +1,10 @@
 """Chat titles: a short title after the first exchange, by a model if one is configured.
 
 The deterministic fallback takes the first user message's leading clause, drops filler ("can you",
-"please", "I want to", a question's opening "what are my"), and keeps at most six words, capitalised.
+"please", "I want to", a question's opening "what are my"), and keeps it whole if it has at most
+seven words; a longer one is cut where a phrase ends — at a comma, or before a word that starts the
+next phrase ("for", "with", "and" …) — never after a word that needs one ("the", "for", "and", "my"),
+then capitalised (issue 33: titles ended mid-phrase, "Find time on my calendar for").
 A title another of the user's recent chats has already gets the first message's most distinctive
 word added (:func:`distinct_title`), so chats started alike stay apart in the list. A model's title
 is used only if it is non-empty, at most 60 characters and one line; otherwise the fallback is used
@@ -38,8 +41,139 @@ _FILLER = re.compile(
 )
 _CLAUSE = re.compile(r"[.!?\n;:]")
 _WORD = re.compile(r"[\w'’\-/#@&]+", re.UNICODE)
-MAX_WORDS = 6
+MAX_WORDS = 7
 MAX_CHARS = 60
+_DANGLING = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "some",
+        "any",
+        "each",
+        "every",
+        "no",
+        "my",
+        "your",
+        "our",
+        "their",
+        "his",
+        "her",
+        "its",
+        "for",
+        "with",
+        "about",
+        "to",
+        "from",
+        "on",
+        "in",
+        "at",
+        "by",
+        "of",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "between",
+        "after",
+        "before",
+        "during",
+        "without",
+        "within",
+        "per",
+        "via",
+        "than",
+        "as",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "so",
+        "yet",
+        "if",
+        "because",
+        "while",
+        "when",
+        "where",
+        "which",
+        "whose",
+        "whom",
+        "very",
+    ]
+)
+"""Words nothing ends on: articles, possessives, prepositions, conjunctions (they need what follows)."""
+_WEAK_END = _DANGLING | frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+        "must",
+        "not",
+        "more",
+        "most",
+        "just",
+        "also",
+        "who",
+    ]
+)
+"""Words a cut clause does not end on either (a whole one may: "What tasks do I have")."""
+_PHRASE_START = frozenset(
+    [
+        "for",
+        "with",
+        "about",
+        "to",
+        "from",
+        "on",
+        "in",
+        "at",
+        "by",
+        "into",
+        "over",
+        "under",
+        "between",
+        "after",
+        "before",
+        "during",
+        "without",
+        "within",
+        "via",
+        "and",
+        "or",
+        "but",
+        "so",
+        "because",
+        "while",
+        "when",
+        "where",
+        "which",
+        "who",
+        "that",
+        "if",
+        "than",
+    ]
+)
+"""Words that start the next phrase: a clause cut before one ends a phrase."""
 RECENT_CHATS = 50
 """How many of the user's most recent chats a new title is kept distinct from."""
 _COMMON = frozenset(
@@ -98,6 +232,8 @@ def fallback_title(first_message: str) -> str:
     Example:
         >>> fallback_title("Can you help me plan the Q4 product launch timeline? It's urgent.")
         'Plan the Q4 product launch timeline'
+        >>> fallback_title("Find time on my calendar for a 2 hour deep work session tomorrow")
+        'Find time on my calendar'
     """
     text = " ".join(scrub_text(first_message[:2000]).split())  # a secret never becomes the title
     previous = None
@@ -105,11 +241,60 @@ def fallback_title(first_message: str) -> str:
         previous = text
         text = _FILLER.sub("", text).strip()
     clause = _CLAUSE.split(text, maxsplit=1)[0].strip() or text
-    words = _WORD.findall(clause)[:MAX_WORDS]
-    if not words:
+    found = list(_WORD.finditer(clause))
+    words = [m.group() for m in found]
+    commas = [
+        clause[m.end() : (found[i + 1].start() if i + 1 < len(found) else len(clause))]
+        .strip()
+        .startswith(",")
+        for i, m in enumerate(found)
+    ]
+    title = _phrase(words, commas)
+    if not title:
         return "New chat"
-    title = " ".join(words)
-    return (title[0].upper() + title[1:])[:MAX_CHARS]
+    return title[0].upper() + title[1:]
+
+
+def _weak(word: str) -> bool:
+    return word.casefold() in _WEAK_END
+
+
+def _joined(words: list[str], commas: list[bool], n: int) -> str:
+    """The first ``n`` words, a comma kept after each that had one (never after the last)."""
+    return "".join(
+        w + ("," if commas[i] and i < n - 1 else "") + " " for i, w in enumerate(words[:n])
+    ).strip()
+
+
+def _phrase(words: list[str], commas: list[bool]) -> str:
+    """The longest start of ``words`` that ends a phrase, within ``MAX_WORDS`` and ``MAX_CHARS``.
+
+    Whole if it fits and does not end on a word like "the" or "for"; else cut after a comma or
+    before a word that starts a phrase; failing both, after the last word a cut may end on.
+    """
+    if not words:
+        return ""
+    most = min(len(words), MAX_WORDS)
+    fits = [n for n in range(1, most + 1) if len(_joined(words, commas, n)) <= MAX_CHARS]
+    if not fits:  # one word longer than a title
+        return words[0][:MAX_CHARS]
+    if fits[-1] == len(words) and words[-1].casefold() not in _DANGLING:
+        return _joined(words, commas, len(words))
+    strong = [n for n in fits if not _weak(words[n - 1])]
+    if not strong:
+        return ""
+    ends = [n for n in strong if n >= 2 and (commas[n - 1] or words[n].casefold() in _PHRASE_START)]
+    return _joined(words, commas, (ends or strong)[-1])
+
+
+def _shortened(title: str, limit: int) -> str:
+    """``title`` in at most ``limit`` characters, cut between words, not ending on a word like "the"."""
+    if len(title) <= limit:
+        return title
+    words = title[: limit + 1].split()[:-1] or [title[:limit]]
+    while len(words) > 1 and (_weak(words[-1].rstrip(",")) or not words[-1].rstrip(",")):
+        words.pop()
+    return " ".join(words).rstrip(" ,;:")
 
 
 async def make_title(
@@ -136,7 +321,7 @@ async def make_title(
             log.warning("title model failed (%s: %s); using the fallback title", type(exc).__name__, exc)
         else:
             if answer and "\n" not in answer and len(answer) <= MAX_CHARS:
-                return answer.rstrip("."), True
+                return answer.rstrip(" .,;:"), True
             lines = answer.count("\n") + 1 if answer else 0  # never its text: it may repeat the chat's
             log.warning(
                 "title model answer rejected (%d characters, %d lines); using the fallback title",
@@ -207,10 +392,10 @@ def distinct_title(title: str, first_message: str, taken: Sequence[str]) -> str:
     ]
     words.sort(key=lambda w: (not w[:1].isupper(), not any(c.isdigit() for c in w), -len(w)))
     for word in words:
-        candidate = f"{title[: MAX_CHARS - len(word) - 3]} · {word}"
+        candidate = f"{_shortened(title, MAX_CHARS - len(word) - 3)} · {word}"
         if candidate.casefold() not in used:
             return candidate
     n = 2
     while f"{title} ({n})".casefold() in used:
         n += 1
-    return f"{title[: MAX_CHARS - 5]} ({n})"
+    return f"{_shortened(title, MAX_CHARS - 5)} ({n})"
