@@ -8,13 +8,15 @@
 - :func:`strategy`: the pruning band in force and, in one sentence, why;
 - :func:`spending_status`: whether the dollar limits can work (a model without a price cannot
   trip them);
-- :func:`compaction_steps`: the compaction log without the steps that changed nothing, labelled.
+- :func:`compaction_steps`: the compaction log without the steps that changed nothing, labelled;
+- :func:`turn_input`: what the last pack's ``input`` layer (the turn so far) holds: the question's
+  tokens and the tools the turn called, so the dashboard can say it in words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from pydantic_core import to_jsonable_python
@@ -27,7 +29,16 @@ from tierwise.providers.pricing import Price
 from tierwise.server.chat_context import context_of, names_of
 from tierwise.store import AuditRecord, Chat, Snapshot, Store
 
-__all__ = ["compaction_steps", "current_context", "pack_status", "spending_status", "strategy"]
+__all__ = [
+    "compaction_steps",
+    "current_context",
+    "pack_status",
+    "spending_status",
+    "strategy",
+    "turn_input",
+]
+
+_TURN_TAIL = 60  # the messages read back to find the question of the last pack
 
 
 def pack_status(snapshot: Snapshot | None, live: PackReport | None) -> dict[str, Any]:
@@ -180,3 +191,25 @@ def _label(details: Mapping[str, Any]) -> str:
 
 def _n(value: Any) -> str:
     return f"{value:,}" if isinstance(value, int) else "?"
+
+
+def turn_input(store: Store, user_id: str, chat: Chat, pack_at: datetime) -> dict[str, Any] | None:
+    """The question the pack made at ``pack_at`` answered, and the tools its turn had called by then.
+
+    ``{"question_tokens", "tool_calls"}``: the last user message stored up to ``pack_at`` (its
+    tokens, counted as the pack counts a message) and the names of the tools the assistant called
+    after it, in order. The rest of the pack's ``input`` layer is those calls and their results.
+    ``None`` when no user message is among the chat's last 60 up to then (a long agent loop).
+    """
+    after = max(-1, chat.message_count - 1 - _TURN_TAIL)
+    tail = [m for m in store.list_messages(user_id, chat.id, after_seq=after) if m.created_at <= pack_at]
+    start = next((i for i in range(len(tail) - 1, -1, -1) if tail[i].role == "user"), None)
+    if start is None:
+        return None
+    calls = [
+        str((call.get("function") or {}).get("name") or "a tool")
+        for message in tail[start + 1 :]
+        for call in message.tool_calls or ()
+        if isinstance(call, dict)
+    ]
+    return {"question_tokens": tail[start].token_count, "tool_calls": calls}

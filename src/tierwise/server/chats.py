@@ -33,6 +33,7 @@ from tierwise.server.chat_status import (
     pack_status,
     spending_status,
     strategy,
+    turn_input,
 )
 from tierwise.server.errors import ApiError
 from tierwise.server.openai_errors import SSE_EVENT
@@ -391,9 +392,13 @@ def context_status(request: Request, session_id: Annotated[str, Query(alias="ses
 
 @router.get("/chats/{chat_id}/context")
 def context_detail(chat_id: str, request: Request, turns: Annotated[int, Query(ge=1, le=500)] = 50) -> Any:
-    """What the dashboard shows: the last pack's layers (and why), usage per turn, compactions."""
+    """What the dashboard shows: the last pack's layers (and why), usage per turn, compactions.
+
+    The pack's ``input`` says what its ``input`` layer (the turn so far) holds: ``question_tokens``
+    and the ``tool_calls`` made before it (``null`` when the question is not found).
+    """
     store, _, user = _ctx(request)
-    store.get_chat(user, chat_id)
+    chat = store.get_chat(user, chat_id)
     packs = store.list_audit(user, chat_id=chat_id, event="pack", limit=1)
     done = store.list_audit(user, chat_id=chat_id, event="turn", limit=turns)
     compactions = compaction_steps(store.list_audit(user, chat_id=chat_id, event="compaction", limit=500))
@@ -416,7 +421,12 @@ def context_detail(chat_id: str, request: Request, turns: Annotated[int, Query(g
             }
         )
     return {
-        "pack": {**packs[0].details, "checksum": packs[0].checksum, "at": _json(packs[0].created_at)}
+        "pack": {
+            **packs[0].details,
+            "checksum": packs[0].checksum,
+            "at": _json(packs[0].created_at),
+            "input": turn_input(store, user, chat, packs[0].created_at),
+        }
         if packs
         else None,
         "turns": per_turn,
