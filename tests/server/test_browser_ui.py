@@ -213,7 +213,7 @@ def test_dashboard_refreshes_live_during_a_turn(browser: Any, app_parts: Any) ->
         )
         if status.get("tierBreakdown") is not None:  # seed 004's tiers, once the server reports them
             assert page.locator("#tiers tbody tr").count() == 4
-            assert "Strategy:" in page.locator("#strategy").inner_text()
+            assert "Cost saving is" in page.locator("#strategy").inner_text()  # plain words (issue 33)
         _shot(page, "dashboard-live")
         page.locator("#send").wait_for(state="visible", timeout=15_000)
         page.locator("#live").wait_for(state="hidden", timeout=5_000)
@@ -298,8 +298,12 @@ def test_dashboard_shows_tiers_strategy_and_only_compactions_that_changed(
         last = page.locator("#tiers tbody tr").nth(3).inner_text()
         assert "On request" in last and "10%" in last
         strategy = page.locator("#strategy").inner_text()
-        assert strategy.startswith("Strategy: band caution · history 12 messages · related 5 items")
-        assert "references summary" in strategy and "budget health 62%" in strategy
+        assert strategy.startswith("Cost saving is on (caution):"), strategy  # plain words (issue 33)
+        keeps = "at most the last 12 messages, at most 5 related items and recalled turns as summaries"
+        assert keeps in strategy
+        title = page.locator("#strategy").get_attribute("title") or ""  # the technical terms, and why
+        assert "pruning band: caution" in title and "references summary" in title
+        assert "budget health 62%" in title
         assert (
             page.locator("#current-context").inner_text() == "Context: Project · Offsite 2026 (1,234 tokens)"
         )

@@ -79,7 +79,9 @@ async function loadInfo() {
     return null;
   }
   const info = state.info;
-  $("model").textContent = info.offline ? `answers: ${info.label}` : `model: ${info.label}`;
+  // "answers:" / "model:" gives way on a phone, so the label itself fits without being cut
+  const label = info.label.replace(/\([^)]*\)/g, (aside) => aside.replace(/ /g, "\u00a0"));  // "(no AI model)" stays whole
+  $("model").replaceChildren(element("span", "model-role", info.offline ? "answers: " : "model: "), label);
   $("model").title = info.offline ? "No model is configured: set TIERWISE_BASE_URL and TIERWISE_MODEL for a real one." : `Answers come from ${info.model}.`;
   $("key-button").hidden = !info.requireKey;
   return info;
@@ -413,6 +415,8 @@ function toggleChats() {
 
 function closeDrawers() {
   document.body.classList.remove("show-chats", "show-dashboard");
+  $("toggle-chats").setAttribute("aria-expanded", "false");
+  if (!wide()) $("toggle-dashboard").setAttribute("aria-expanded", "false");
 }
 
 // --- wiring -------------------------------------------------------------------------------------
@@ -432,6 +436,7 @@ $("new-chat").addEventListener("click", () => { closeDrawers(); newChat().catch(
 $("new-chat-on").addEventListener("click", () => { closeDrawers(); openPicker(); });
 $("toggle-dashboard").addEventListener("click", toggleDashboard);
 $("close-dashboard").addEventListener("click", closeDrawers);
+$("backdrop").addEventListener("click", closeDrawers);  // a tap beside an open drawer closes it
 $("toggle-chats").addEventListener("click", toggleChats);
 $("show-replaced-box").addEventListener("change", () => loadChats().catch((error) => showError(error.message)));
 $("key-form").addEventListener("submit", submitKey);
