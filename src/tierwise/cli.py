@@ -25,6 +25,7 @@ from tierwise.cli_common import open_store as _open_store
 from tierwise.cli_options import CacheHints, Database, Model, SummaryModel, Window
 from tierwise.errors import InputError, TierwiseError, UserError
 from tierwise.packing import Pack, Packer, conversation_layers, parse_conversation
+from tierwise.tables import print_table
 from tierwise.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter
 
 if TYPE_CHECKING:
@@ -77,7 +78,12 @@ def pack_command(
     reserve: Annotated[int, typer.Option(help="Of the budget, tokens kept for the response.")] = 0,
     encoding: Annotated[str, typer.Option(help=f"Tokenizer: {' or '.join(ENCODINGS)}.")] = DEFAULT_ENCODING,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print {messages, report} as JSON instead of a table.")
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the packed request and its report as JSON instead of a table: "
+            '{"messages", "tools" (when the input has any), "report"}.',
+        ),
     ] = False,
     seed: Annotated[str | None, typer.Option(help="Seed for tie-breaking (recorded in the report).")] = None,
     health: Annotated[
@@ -130,7 +136,7 @@ def _print_report(result: Pack, source: Path) -> None:
             msgs,
             why,
         )
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"budget {report.budget:,} (window {report.window:,} − reserve {report.reserve:,}) · "
         f"packed {report.total_tokens:,} tokens ({report.utilisation:.1%}) · "

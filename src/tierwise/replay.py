@@ -299,27 +299,34 @@ def replay_summarizer(model: str | None, counter: TokenCounter) -> Summarizer | 
     return model_summarizer(provider, model=name, settings=settings, background_only=False, counter=counter)
 
 
+_SAMPLE = "every tenth from the first, the last, and each compaction step"
+"""Which packs ``tierwise replay``'s table shows (numbered in the order of the model calls they precede)."""
+
+
 def show_replay(report: ReplayReport, console: Any) -> None:
-    """Print a replay report: totals, compaction steps and a sample of packs."""
+    """Print a replay report: totals, compaction steps and a sample of packs (:data:`_SAMPLE`)."""
     from rich.table import Table
+
+    from tierwise.tables import print_table
 
     rows = report.rows
     packs = len(rows)
     mean_pack = sum(r.pack_tokens for r in rows) / packs if packs else 0.0
     mean_full = sum(r.full_tokens for r in rows) / packs if packs else 0.0
-    table = Table(title="packs (every tenth, and the last)", title_justify="left")
-    for header in ("before message", "pack tokens", "full history", "saved", "compaction"):
+    table = Table(title=f"{packs:,} packs: {_SAMPLE}", title_justify="left")
+    for header in ("pack", "before message", "pack tokens", "full history", "saved", "compaction"):
         table.add_column(header, justify="right" if header != "compaction" else "left")
     for i, row in enumerate(rows):
         if i % 10 == 0 or i == packs - 1 or row.compactions:
             table.add_row(
+                f"{i + 1:,}",
                 str(row.turn),
                 f"{row.pack_tokens:,}",
                 f"{row.full_tokens:,}",
                 f"{row.saved / row.full_tokens:.0%}" if row.full_tokens else "",
                 ", ".join(row.compactions),
             )
-    console.print(table)
+    print_table(console, table, keep=2)
     actions: dict[str, int] = {}
     for event in report.compactions:
         if event["live_from_after"] != event["live_from_before"]:

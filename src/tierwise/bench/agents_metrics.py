@@ -40,6 +40,7 @@ from tierwise.chat.housekeeping import RETRIEVAL_GUIDE
 from tierwise.memory.assemble import messages_text
 from tierwise.packing.prefix import shared_prefix
 from tierwise.store.checks import clean_text
+from tierwise.tables import print_table
 from tierwise.tokens import TokenCounter
 
 __all__ = [
@@ -389,7 +390,7 @@ def print_summary(summary: Sequence[Mapping[str, Any]], console: Console) -> Non
         for s in summary:
             if s["budget"] == budget:
                 table.add_row(*_cells(s))
-        console.print(table)
+        print_table(console, table, keep=2)
 
 
 def markdown(summary: Sequence[Mapping[str, Any]]) -> str:

@@ -42,6 +42,7 @@ from tierwise.budget import Budget
 from tierwise.packing.groups import MessageGroups
 from tierwise.packing.prefix import cached_tokens, shared_prefix
 from tierwise.replay import parse_transcript, replay
+from tierwise.tables import print_table
 from tierwise.tokens import REPLY_PRIMING, TokenCounter, get_counter
 
 __all__ = [
@@ -370,7 +371,7 @@ def _print_wires(summary: Sequence[Mapping[str, Any]], console: Console) -> None
             f"{s['vs_chat_points']:+.2f}",
             str(s["endpoint_chats"]),
         )
-    console.print(table)
+    print_table(console, table, keep=3)
 
 
 def _summary(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -436,7 +437,7 @@ def _print(summary: Sequence[Mapping[str, Any]], console: Console) -> None:
         table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for s in summary:
         table.add_row(*_cells(s))
-    console.print(table)
+    print_table(console, table, keep=3)
 
 
 def markdown(summary: Sequence[Mapping[str, Any]]) -> str:

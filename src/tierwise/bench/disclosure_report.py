@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tierwise.bench.disclosure_seed10 import seed10_lines
+from tierwise.tables import print_table
 
 __all__ = ["PARTS", "markdown", "show"]
 
@@ -247,4 +248,4 @@ def show(result: dict[str, Any], console: Console) -> None:
     table.add_row("answered / tool errors", f"{s['answered']} / {s['tool_errors']}", "", "")
     for row in result["latency"]:
         table.add_row(f"tool latency ×{row['scale']} p50 / p95", f"{row['p50']} / {row['p95']} ms", "", "")
-    console.print(table)
+    print_table(console, table)

@@ -52,6 +52,7 @@ from tierwise.memory.engine import Memory
 from tierwise.memory.persist import ChatMemory, StoreBlobs
 from tierwise.providers.base import ModelResponse, ToolCall, Usage
 from tierwise.store import Store
+from tierwise.tables import print_table
 from tierwise.tokens import TokenCounter, get_counter
 from tierwise.tools import Tool
 
@@ -382,6 +383,17 @@ def _cells(row: dict[str, Any], shape: Shape) -> list[str]:
     ]
 
 
+def results_table(rows: Sequence[dict[str, Any]]) -> Table:
+    """The results as a rich table: a row per session size and turn shape."""
+    table = Table(title="tierwise chat engine: overhead per turn (milliseconds)", title_justify="left")
+    for header in _HEADERS:
+        table.add_column(header, justify="left" if header == "turn" else "right")
+    for row in rows:
+        for shape in SHAPES:
+            table.add_row(*_cells(row, shape))
+    return table
+
+
 def _verdict(rows: Sequence[dict[str, Any]]) -> str | None:
     row = next((r for r in rows if r["size"] == TARGET_SIZE), None)
     if row is None:
@@ -520,13 +532,7 @@ def run(
     )
     console.print(machine)
     rows = asyncio.run(_run(sizes, turns, model_delay_s, lc_version is not None, console))
-    table = Table(title="tierwise chat engine: overhead per turn (milliseconds)", title_justify="left")
-    for header in _HEADERS:
-        table.add_column(header, justify="left" if header == "turn" else "right")
-    for row in rows:
-        for shape in SHAPES:
-            table.add_row(*_cells(row, shape))
-    console.print(table)
+    print_table(console, results_table(rows), keep=2)
     console.print(_NOTE)
     verdict = _verdict(rows)
     if verdict:

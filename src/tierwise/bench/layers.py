@@ -49,6 +49,7 @@ from rich.table import Table
 from tierwise.bench.locomo import CATEGORIES, MemoryEngine, conversation_turns, evidence_ids, load_locomo
 from tierwise.memory.retrieval import tokenize
 from tierwise.summarize.extractive import content_words
+from tierwise.tables import print_table
 from tierwise.tokens import TokenCounter
 
 __all__ = [
@@ -394,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         console.print_json(json.dumps(result))
     else:
-        console.print(layers_table(result))
+        print_table(console, layers_table(result))
     return 0
 
 

@@ -46,6 +46,7 @@ from tierwise.memory.assemble import pack_text, pack_turn
 from tierwise.memory.engine import Memory
 from tierwise.memory.retrieval import Embedder, TurnRetriever, default_embedder, tokenize
 from tierwise.memory.turns import Turn, render_turn
+from tierwise.tables import print_table
 from tierwise.tokens import TokenCounter
 
 __all__ = [
@@ -538,9 +539,9 @@ def run_locomo_benchmark(
     if as_json:
         console.print_json(json.dumps(result))
     else:
-        console.print(_table(result))
+        print_table(console, _table(result))
         if "layers" in result:
-            console.print(layers_table(result["layers"]))
+            print_table(console, layers_table(result["layers"]))
     return result
 
 

@@ -28,6 +28,7 @@ from tierwise import tokens as tk
 from tierwise.bench.synthetic import synthetic_history
 from tierwise.budget import Budget
 from tierwise.packing import Packer, conversation_layers
+from tierwise.tables import print_table
 
 __all__ = ["langchain_counter", "run_pack_benchmark", "synthetic_history", "to_langchain"]
 
@@ -242,6 +243,16 @@ def _cells(row: dict[str, Any]) -> list[str]:
     ]
 
 
+def results_table(rows: list[dict[str, Any]]) -> Table:
+    """The results as a rich table: a row per history length, budget and mode."""
+    table = Table(title="tierwise pack vs langchain-core trim_messages (milliseconds)", title_justify="left")
+    for header in _HEADERS:
+        table.add_column(header, justify="left" if header == "mode" else "right")
+    for row in rows:
+        table.add_row(*_cells(row))
+    return table
+
+
 def _markdown(rows: list[dict[str, Any]], machine: str) -> str:
     align = [":---" if h == "mode" else "---:" for h in _HEADERS]
     lines = ["| " + " | ".join(cells) + " |" for cells in [_HEADERS, align]]
@@ -290,12 +301,7 @@ def run_pack_benchmark(
                     **_case(messages, lc_messages, counter, budget, runs, mode == "cold"),
                 }
                 rows.append(row)
-    table = Table(title="tierwise pack vs langchain-core trim_messages (milliseconds)", title_justify="left")
-    for header in _HEADERS:
-        table.add_column(header, justify="left" if header == "mode" else "right")
-    for row in rows:
-        table.add_row(*_cells(row))
-    console.print(table)
+    print_table(console, results_table(rows), keep=3)
     console.print(_NOTE)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -63,6 +63,7 @@ from tierwise.server import create_app
 from tierwise.server.app import tune_for_serving
 from tierwise.server.threaded import serve_in_thread
 from tierwise.store import Store
+from tierwise.tables import print_table
 
 __all__ = ["PACES", "Pace", "TimedUpstream", "passthrough_app", "run"]
 
@@ -487,7 +488,7 @@ def _print(result: dict[str, Any], console: Console) -> None:
                 pair(r["added_ms_server_side"]),
                 f"{r['server_cpu_ms_per_request']:g}",
             )
-    console.print(table)
+    print_table(console, table, keep=2)
     console.print(f"target: added p99 < {result['target_p99_ms']:g} ms at the model pace")
     for name, by_wire in result.get("wires", {}).items():
         for w in by_wire.values():
