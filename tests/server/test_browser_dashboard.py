@@ -10,6 +10,7 @@ Same browser as ``test_browser.py`` (Debian's chromium); the screenshots ``dashb
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -227,31 +228,32 @@ def _artifacts() -> str:
 
 def test_context_detail_says_what_the_turn_input_holds(tmp_path: Path) -> None:
     """The route under the words: the question's tokens and the tools the turn called (no browser)."""
-    import asyncio
-
-    import httpx
+    import json
+    import urllib.request
 
     store = Store.open(f"sqlite:///{tmp_path / 'detail.db'}")
     model = ScriptedModel()
     model.enqueue(tool_call("list_tasks", limit=2), "Two.", "Yes.")
     engine = ChatEngine(store, model, tools=[list_tasks], budget=Budget(window=8_000, reserve=500))
-    app = create_app(store, engine)
 
-    async def run() -> list[dict[str, Any]]:
-        seen = []
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
-            chat = (await client.post("/api/chats", json={})).json()["id"]
-            for question in (QUESTION, "Booked?"):
-                sent = {"content": question}
-                async with client.stream("POST", f"/api/chats/{chat}/messages", json=sent) as r:
-                    async for _ in r.aiter_lines():
-                        pass
-                seen.append((await client.get(f"/api/chats/{chat}/context")).json()["pack"])
-        return seen
+    def call(url: str, body: dict[str, Any] | None = None) -> bytes:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.read()  # type: ignore[no-any-return]  # a stream: read to its end
 
-    first, second = asyncio.run(run())
+    packs = []
+    with serve_in_thread(create_app(store, engine)) as url:
+        chat = json.loads(call(f"{url}/api/chats", {}))["id"]
+        for turns, question in enumerate((QUESTION, "Booked?"), 1):
+            call(f"{url}/api/chats/{chat}/messages", {"content": question})
+            deadline = time.monotonic() + 10
+            while len((detail := json.loads(call(f"{url}/api/chats/{chat}/context")))["turns"]) < turns:
+                assert time.monotonic() < deadline, detail  # the turn's records follow its answer
+                time.sleep(0.05)
+            packs.append(detail["pack"])
     store.close()
+    first, second = packs
     count = get_counter().count_message
     assert first["input"] == {
         "question_tokens": count({"role": "user", "content": QUESTION}),
