@@ -173,19 +173,29 @@ def test_cache_figure_reported_by_the_model(browser: Any, tmp_path: Path) -> Non
     store.close()
 
 
-def test_phone_drawers_have_a_backdrop_and_the_header_fits(browser: Any, reference: str) -> None:
-    page = browser.new_page(viewport={"width": 390, "height": 844})
-    page.goto(reference)
-    page.locator("#messages li.empty .examples button").first.wait_for(timeout=15_000)
-    page.locator("#model", has_text="offline assistant").wait_for()
+def _header_fits(page: Any) -> None:
+    """Every part of the header whole (nothing cut or hidden by overflow) and on the screen."""
     fits = page.evaluate(
         """() => [...document.querySelectorAll('header > *')].filter((e) => e.checkVisibility())
           .map((e) => [e.id || e.tagName,
                        e.scrollWidth <= e.clientWidth + 1 && e.scrollHeight <= e.clientHeight + 1,
                        e.getBoundingClientRect().right <= innerWidth + 0.5])"""
     )
-    assert all(ok and inside for _, ok, inside in fits), fits  # nothing cut, nothing off the screen
+    assert all(ok and inside for _, ok, inside in fits), fits
     assert "offline assistant (no AI model)" in page.locator("#model").inner_text().replace("\xa0", " ")
+
+
+def test_phone_drawers_have_a_backdrop_and_the_header_fits(browser: Any, reference: str) -> None:
+    narrow = browser.new_page(viewport={"width": 360, "height": 760})  # the narrowest layout
+    narrow.goto(reference)
+    narrow.locator("#model", has_text="offline assistant").wait_for()
+    _header_fits(narrow)
+    narrow.close()
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto(reference)
+    page.locator("#messages li.empty .examples button").first.wait_for(timeout=15_000)
+    page.locator("#model", has_text="offline assistant").wait_for()
+    _header_fits(page)
     _ask(page, "What are my high priority tasks?")
     _ask(page, "Show me my active projects")
     _shot(page, "dashboard-390")
@@ -209,6 +219,13 @@ def test_phone_drawers_have_a_backdrop_and_the_header_fits(browser: Any, referen
     page.mouse.click(380, 600)  # right of the chat list
     page.locator("#chats").wait_for(state="hidden")
     assert page.locator("#messages li.assistant").count() == 2  # the tap only closed the drawer
+
+    wide = browser.new_page(viewport={"width": 1280, "height": 900})  # the same chat on a desktop
+    wide.goto(page.url)
+    wide.locator("#turns .bar").nth(1).wait_for(timeout=10_000)
+    wide.wait_for_load_state("networkidle")
+    _whole_dashboard(wide)
+    _shot(wide, "dashboard-1280-reference")
 
 
 def _whole_dashboard(page: Any) -> None:
