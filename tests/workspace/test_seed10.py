@@ -212,7 +212,9 @@ def test_the_prefetcher_saves_time_on_the_request_path(setup: _Setup) -> None:
         return {"id": "t"}
 
     setup.prefetch.offer(setup.store, setup.user, "task", "t", slow)
-    time.sleep(0.08)
-    started = time.perf_counter()
+    deadline = time.monotonic() + 10  # the background build is done (however busy the machine)
+    while not all(p.future.done() for p in setup.prefetch._pending.values()) and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert setup.prefetch.take(setup.store, setup.user, "task", "t") == {"id": "t"}
-    assert time.perf_counter() - started < 0.04 and setup.prefetch.stats.saved_ms >= 40
+    # the 50 ms build was taken off the request path: saved is the build's time less any wait
+    assert setup.prefetch.stats.hits == 1 and setup.prefetch.stats.saved_ms >= 40
