@@ -37,6 +37,16 @@ def _short(text: Any, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip(" ,;:.") + "…"
 
 
+def _block(text: Any) -> str:
+    """A record's text as written: lines, markdown lists and paragraphs kept, never cut.
+
+    Only trailing spaces and runs of blank lines are trimmed (a detail answer shows the whole text;
+    previews, cut by the tools at a word, are for lists).
+    """
+    lines = [line.rstrip() for line in str(text or "").strip().splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines))
+
+
 def _when(value: Any) -> str:
     """``2026-11-24 14:00`` → ``Tue 24 Nov 14:00``; a bare day → ``Tue 24 Nov``."""
     text = str(value or "")
@@ -146,10 +156,6 @@ def _r_task(data: Mapping[str, Any], now: datetime, label: str) -> str:
     when += [f"repeats {t['recurrence_pattern']}"] if t.get("recurrence_pattern") else []
     if when:
         lines.append("- When: " + " · ".join(when))
-    if t.get("description"):
-        lines.append(f"- {_short(t['description'], 240)}")
-    if t.get("details"):
-        lines.append(f"- Details: {_short(t['details'], 240)}")
     subtasks = _rows(t, "subtasks")
     if subtasks:
         finished = sum(1 for s in subtasks if s.get("status") == "done")
@@ -160,6 +166,10 @@ def _r_task(data: Mapping[str, Any], now: datetime, label: str) -> str:
         lines.append("- Depends on: " + ", ".join(f"{d.get('title')} ({d.get('status')})" for d in deps[:4]))
     if isinstance(t.get("parent_task"), dict):
         lines.append(f"- Part of: {t['parent_task'].get('title')}")
+    if t.get("description"):  # the record's own text, whole and as written (issue 33)
+        lines += ["", _block(t["description"])]
+    if t.get("details"):
+        lines += ["", "**Details**", "", _block(t["details"])]
     return "\n".join(lines) + "\n\nI can update it, or schedule it (“schedule it tomorrow at 10”)."
 
 
@@ -173,11 +183,13 @@ def _r_project(data: Mapping[str, Any], now: datetime, label: str) -> str:
     ]
     summary = p.get("executive_summary") or p.get("description")
     if summary:
-        lines.append(_short(summary, 240))
+        lines.append(_block(summary))
     if p.get("start_date") or p.get("end_date"):
         lines.append(f"- Period: {p.get('start_date') or '?'} → {p.get('end_date') or '?'}")
-    if p.get("context"):
-        lines.append(f"- Context: {_short(p['context'], 200)}")
+    if p.get("context"):  # the whole context, as written
+        lines += ["", "**Context**", "", _block(p["context"]), ""]
+    elif p.get("context_preview"):  # a list's preview of it (details have it whole)
+        lines.append(f"- Context: {_short(p['context_preview'], 200)}")
     phases = _rows(p, "phases")
     today = now.date().isoformat()
     if phases:
@@ -198,7 +210,7 @@ def _r_project(data: Mapping[str, Any], now: datetime, label: str) -> str:
 def render_preview(kind: str, record: Mapping[str, Any], now: datetime) -> str:
     """One item from its preview (a list's abbreviated record), with what its details would add."""
     if kind == "project":
-        text = _r_project({"project": {**record, "context": record.get("context_preview")}}, now, "")
+        text = _r_project({"project": dict(record)}, now, "")
         text = text.rsplit("\n\n", 1)[0]
         return text + "\n\nSay “work on it” for its full context, phases and top tasks."
     if kind == "task":
@@ -218,10 +230,8 @@ def _r_note(data: Mapping[str, Any], now: datetime, label: str) -> str:
         return ""
     tags = " · ".join(str(n[k]) for k in ("category", "project_name") if n.get(k))
     lines = [f"**{n.get('title') or 'Untitled'}**" + (f" · {tags}" if tags else "")]
-    body = [line.strip() for line in str(n.get("content") or "").splitlines() if line.strip()]
-    lines += [_short(line, 160) for line in body[:8]]
-    if len(body) > 8:
-        lines.append(f"… ({len(body) - 8} more lines)")
+    if n.get("content"):
+        lines += ["", _block(n["content"])]
     return "\n".join(lines)
 
 
@@ -292,6 +302,7 @@ def _r_scheduled(data: Mapping[str, Any], now: datetime, label: str) -> str:
         return ""
     start, end = str(event.get("start", "")), str(event.get("end", ""))
     line = f"Scheduled **{event.get('summary')}** on {_when(start)}–{end[11:16]}"
+    line += f" ({label})" if label else ""
     message = str(data.get("message") or "")
     match = re.search(r"repeating (\w+)", message)
     line += f", repeating {match[1]}." if match else "."
