@@ -223,9 +223,10 @@ def test_free_slot(world: World) -> None:
     assert _names(calls) == ["find_available_slots"]
     args = _args(calls[0])
     assert args["duration_minutes"] == 60 and args["preferred_hours"] == [9, 10, 11]
-    assert args["timeMin"].startswith("2026-11-24")
-    assert "- Tue 24 Nov 10:00–11:00 (preferred)" in text  # 9:00 is the design review
-    assert "09:00–10:00" not in text
+    assert args["timeMin"] == "2026-11-24T09:00" and args["timeMax"] == "2026-11-24T12:00"  # the morning
+    assert text.startswith("**Free 1-hour slots tomorrow morning (09:00–12:00)**:")
+    assert "- Tue 24 Nov 10:00–11:00" in text  # 9:00 is the design review
+    assert "09:00–10:00" not in text and "13:00" not in text
 
 
 def test_create_task(world: World) -> None:
@@ -265,9 +266,14 @@ def test_update_task(world: World) -> None:
 
 def test_schedule_at_a_time(world: World) -> None:
     calls, text = world.turn(world.chat(), "schedule the pricing page tomorrow at 10")
-    assert _names(calls) == ["list_tasks", "schedule_task"]
-    assert _args(calls[1]) == {"task_id": world.ids["pricing"], "start_time": "2026-11-24T10:00"}
-    assert text == "Scheduled **Pricing page copy** on Tue 24 Nov 10:00–10:30."
+    # the calendar is read for that half hour first: nothing there, so it is booked
+    assert _names(calls) == ["list_tasks", "get_calendar_events", "schedule_task"]
+    assert _args(calls[2]) == {
+        "task_id": world.ids["pricing"],
+        "start_time": "2026-11-24T10:00",
+        "duration_minutes": 30,  # its estimate
+    }
+    assert text == "Scheduled **Pricing page copy** on Tue 24 Nov 10:00–10:30 (30 min, its estimate)."
     events = LocalCalendar(world.store).events(world.user, NOW, datetime(2026, 11, 25, tzinfo=UTC))
     assert [e.linked_task_id for e in events if e.summary == "Pricing page copy"] == [world.ids["pricing"]]
 
@@ -283,8 +289,13 @@ def test_schedule_recurring_finds_a_slot_first(world: World) -> None:
 def test_task_chat_pronoun(world: World) -> None:
     chat = world.chat(context_type="task", entity_id=world.ids["webhook"])
     calls, _ = world.turn(chat, "schedule it tomorrow at 2pm")
-    assert _names(calls) == ["schedule_task"]
-    assert _args(calls[0]) == {"task_id": world.ids["webhook"], "start_time": "2026-11-24T14:00"}
+    # its estimate (details) and the calendar at that time are read first
+    assert _names(calls) == ["get_task_details", "get_calendar_events", "schedule_task"]
+    assert _args(calls[-1]) == {
+        "task_id": world.ids["webhook"],
+        "start_time": "2026-11-24T14:00",
+        "duration_minutes": 60,  # its estimate (create_task's default)
+    }
 
 
 def test_not_found_is_said(world: World) -> None:

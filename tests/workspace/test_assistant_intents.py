@@ -45,7 +45,7 @@ CASES = [
     _case("show me the tasks in the renovation project", "list_tasks", project="renovation"),
     _case("tasks about webhooks", "list_tasks", subject="webhooks", project=""),
     _case("what's on my plate", "list_tasks", status=("backlog", "in_progress", "blocked")),
-    _case("what should I work on today", "list_tasks", window_label="today"),
+    _case("what should I work on today", "plan_day", window_label="today"),
     _case(
         "Tell me more about the API documentation task", "details", subject="API documentation", target="task"
     ),

@@ -33,9 +33,12 @@ from typing import Any, Literal
 
 from tierwise.workspace.assistant.phrases import (
     FILTER_WORDS,
+    INSIST,
     OPEN_STATUSES,
+    PLAN_DAY,
     PRIORITY_WORDS,
     PRONOUN,
+    YES,
     clean_phrase,
     find_ordinal,
     find_priorities,
@@ -50,6 +53,7 @@ from tierwise.workspace.assistant.when import (
     find_day,
     find_duration,
     find_hours,
+    find_part,
     find_recurrence,
     find_time,
     find_window,
@@ -79,6 +83,7 @@ IntentKind = Literal[
     "create_task",
     "update_task",
     "schedule_task",
+    "plan_day",
     "unknown",
 ]
 
@@ -101,6 +106,8 @@ class Intent:
         window_label: how the message said it ("today", "this week" …).
         duration_minutes: how long (slots, scheduling, a new task).
         preferred_hours: local hours to prefer ("in the morning" → 9, 10, 11).
+        part: the part of the day asked for, ``(label, first hour, end hour)`` (``("morning", 8, 12)``):
+            free slots and scheduling stay within those local hours.
         title: the new task's title.
         start_date: a new or moved task's day, ``YYYY-MM-DD``.
         start_time: when to schedule, local ``YYYY-MM-DDTHH:MM``.
@@ -109,6 +116,7 @@ class Intent:
         project_status: a project status filter (``active`` …).
         preview: the item is only to be shown ("show me the hiring project"): its preview answers,
             the detail tool is for "tell me more", "open", "work on".
+        insist: book it even if it overlaps ("schedule it at 10 anyway", "book it anyway").
     """
 
     kind: IntentKind
@@ -131,6 +139,8 @@ class Intent:
     updates: tuple[tuple[str, str], ...] = ()
     project_status: str | None = None
     preview: bool = False
+    part: tuple[str, int, int] | None = None
+    insist: bool = False
 
     def changes(self) -> dict[str, str]:
         """The updates as the ``updates`` argument of ``update_task``."""
@@ -141,12 +151,13 @@ def _item(kind: IntentKind, phrase: str, target: str | None = None, **fields: An
     """An intent about one item named by ``phrase`` (an ordinal, a pronoun or words)."""
     target = target or find_target(phrase)
     ordinal = find_ordinal(phrase)
-    if ordinal is not None or PRONOUN.match(clean_phrase(phrase) or "it"):  # shown already: its details
+    pronoun = PRONOUN.match(phrase.strip()) or PRONOUN.match(clean_phrase(phrase) or "it")  # "that task"
+    if ordinal is not None or pronoun:  # shown already: its details
         fields.pop("preview", None)
     if ordinal is not None:
         return Intent(kind, target=target, ordinal=ordinal, **fields)
     subject = clean_phrase(phrase)
-    if not subject or PRONOUN.match(subject):
+    if not subject or pronoun:
         return Intent(kind, target=target, pronoun=True, **fields)
     return Intent(kind, subject=subject, target=target, **fields)
 
@@ -278,6 +289,15 @@ def _create(text: str, lower: str, now: datetime) -> Intent | None:
 
 
 def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
+    yes = YES.match(text)
+    if yes and yes.end() < len(text):
+        text, lower = text[yes.end() :], lower[yes.end() :]
+    fields: dict[str, Any] = {}
+    insist = INSIST.search(text)
+    if insist:
+        fields["insist"] = True
+        text = (text[: insist.start()] + text[insist.end() :]).strip()
+        lower = text.lower()
     match = re.match(
         _POLITE + r"(?:schedule|book|block(?: out)?|find|make|reserve|set aside|put|add|plan|set)"
         r"(?:\s+(?:some\s+|a\s+)?(?:time|slot|an? hour)\s+for)?\s+(.+)$",
@@ -295,7 +315,6 @@ def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
         return None
     rest = re.sub(r"\s*\b(?:on|in|to|into) (?:my |the )?(?:calendar|agenda|schedule)\b", "", rest, flags=re.I)
     rest = re.sub(r"\s*\bfor me\b", "", rest, flags=re.I)
-    fields: dict[str, Any] = {}
     recurrence = find_recurrence(rest)
     if recurrence:
         fields["recurrence"] = recurrence[0]
@@ -311,10 +330,13 @@ def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
         rest = remove_phrases(rest, day[1])
     if recurrence:
         rest = remove_phrases(rest, recurrence[1])
+    part = find_part(rest)
     hours, phrase = find_hours(rest)
     if hours:
         fields["preferred_hours"] = hours
         rest = remove_phrases(rest, phrase)
+    if part and not time_found:
+        fields["part"] = part[:3]
     when = day[0] if day else None
     if time_found:
         hour, minute = time_found[0], time_found[1]
@@ -418,7 +440,8 @@ def _details(text: str, lower: str, now: datetime) -> Intent | None:
         if match is None:
             continue
         phrase = text[match.start(1) : match.end(1)]
-        if index == len(rules) - 1 and find_ordinal(phrase) is None and (
+        named = find_ordinal(phrase) is not None or PRONOUN.match(phrase.strip())  # "show me that task"
+        if index == len(rules) - 1 and not named and (
             re.search(_TASK_WORD + r"|\bprojects\b|\bnotes\b|\bcalendar\b|\bagenda\b|\bschedule\b|"
                       r"\bevents?\b|\bslots?\b|\bfree\b|\bmeetings\b", phrase, re.I)
         ):  # fmt: skip
@@ -454,9 +477,18 @@ def _free_slots(text: str, lower: str, now: datetime) -> Intent | None:
     fields["duration_minutes"] = duration[0] if duration else 60
     hours, _ = find_hours(text)
     fields["preferred_hours"] = hours
+    part = find_part(text)
+    if part:
+        fields["part"] = part[:3]
     window = find_window(text, now)
     if window is not None:
         fields["window"], fields["window_label"] = (window[0], window[1]), window[2]
+    elif part:  # "in the morning": the next one (today's while it lasts, else tomorrow's)
+        day = datetime.combine(now.date(), datetime.min.time())
+        if now.hour >= part[2]:
+            day += timedelta(days=1)
+        fields["window"] = (day, day + timedelta(days=1))
+        fields["window_label"] = "today" if day.date() == now.date() else "tomorrow"
     return Intent("free_slots", **fields)
 
 
@@ -479,6 +511,12 @@ def _calendar(text: str, lower: str, now: datetime) -> Intent | None:
 
 
 def _lists(text: str, lower: str, now: datetime) -> Intent | None:
+    if PLAN_DAY.search(lower) and not re.search(r"\bproject\b|\bnext week\b|\bthis week\b", lower):
+        window = find_window(text, now)
+        if window is None:
+            start = datetime.combine(now.date(), datetime.min.time())
+            window = (start, start + timedelta(days=1), "today")
+        return Intent("plan_day", window=(window[0], window[1]), window_label=window[2])
     tasks_named = re.search(_TASK_WORD, lower)
     plate = re.search(
         r"\bon my plate\b|\bwhat should i (?:work on|do|focus on)\b|\bwhat do i (?:need|have) to do\b|"

@@ -12,9 +12,12 @@ import re
 
 __all__ = [
     "FILTER_WORDS",
+    "INSIST",
     "OPEN_STATUSES",
+    "PLAN_DAY",
     "PRIORITY_WORDS",
     "PRONOUN",
+    "YES",
     "clean_phrase",
     "find_ordinal",
     "find_priorities",
@@ -131,6 +134,26 @@ def find_ordinal(text: str) -> int | None:
     if match and match[1] in ordinals:
         return ordinals[match[1]]
     return None
+
+
+INSIST = re.compile(
+    r"[,\s]*\b(?:anyway|anyhow|regardless|all the same|even so|even if it (?:overlaps|clashes|conflicts)|"
+    r"despite (?:the )?(?:conflicts?|overlaps?|clash(?:es)?))\b",
+    re.I,
+)
+"""Words that book a time even if it overlaps: "anyway", "regardless", "despite the conflicts"."""
+YES = re.compile(
+    r"^(?:yes|yeah|yep|ok|okay|sure|fine|go ahead)\b[,.!]?\s*(?:and\s+|then\s+|please\s+)?", re.I
+)
+"""A leading "yes," / "ok," before a request ("yes, book it anyway")."""
+
+PLAN_DAY = re.compile(
+    r"\bwhat should i (?:work on|do|focus on|tackle|start with|prioriti[sz]e)\b|"
+    r"\bwhat (?:do|must) i (?:need|have) to (?:do|work on) (?:today|tomorrow|now)\b|"
+    r"\bon my plate (?:for )?(?:today|tomorrow)\b|\bplan (?:my|the) day\b|\bwhere (?:should|do) i start\b|"
+    r"\bwhat(?:'s| is) (?:my|the) (?:plan|priority|priorities|focus) (?:for )?(?:today|tomorrow)\b"
+)
+"""Asking what to work on: "what should I work on today?", "plan my day"."""
 
 
 PRONOUN = re.compile(r"^(?:it|this|that|this one|that one|this task|that task|them)$", re.I)

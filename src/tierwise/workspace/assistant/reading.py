@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Union
 
 from tierwise.providers.base import ModelRequest
 from tierwise.workspace.assistant.intents import keywords
@@ -25,11 +25,11 @@ from tierwise.workspace.assistant.intents import keywords
 __all__ = [
     "Item",
     "RequestView",
+    "Shown",
     "Step",
     "answer_items",
     "answer_single",
     "context_items",
-    "in_order",
     "is_preview",
     "match_score",
     "parse_result",
@@ -37,16 +37,6 @@ __all__ = [
 ]
 
 _LISTING = frozenset({"list_tasks", "search_projects", "search_notes", "get_project_details"})
-_SINGLE = frozenset(
-    {
-        "get_task_details",
-        "get_project_details",
-        "get_note_details",
-        "create_task",
-        "update_task",
-        "schedule_task",
-    }
-)
 
 
 @dataclass
@@ -59,6 +49,10 @@ class Step:
     error: str | None = None
     blob: str | None = None  # the sha256 of a result too large to read whole (open_blob reads it)
     text: str = ""  # the content as it came
+
+
+Shown = Union["Item", tuple[str | None, str]]
+"""An item an answer showed: the tool's :class:`Item` when a result had it, else ``(kind, title)``."""
 
 
 @dataclass
@@ -165,18 +159,22 @@ class RequestView:
         users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
         start = users[-1] if users else len(messages)
         self.message = _text(messages[start].get("content")) if users else ""
-        self.earlier: list[Item] = []  # every item shown before, oldest first
-        self.last_list: list[Item] = []  # the last list shown, in the order the answer showed it
-        self.last_single: Item | None = None  # the last item talked about alone
-        self.list_blob: str | None = None  # the last list's sha256, when memory compressed it
-        self.single_blob: str | None = None
-        self.list_answer = ""  # the answer that showed the last list
+        self.previous_message = _text(messages[users[-2]].get("content")) if len(users) > 1 else ""
+        self.earlier: list[Item] = []  # every item a tool result showed before, oldest first
+        self.shown: list[Shown] = []  # the last list an answer showed the user, in its order
+        self.shown_blob: str | None = None  # the stored result that list came from, when memory compressed it
+        self.focus: Shown | None = None  # the one item the answers were last about ("it", "that task")
+        self.focus_list = 0  # how many items the answer after it listed (then "it" is ambiguous)
         self.last_answer = ""  # the last answer before this message
         self.steps: list[Step] = []
+        known: dict[tuple[str, str], Item] = {}  # items by kind and title, as tool results had them
         calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        turn_blob: str | None = None
         for index, message in enumerate(messages):
             role = message.get("role")
-            if role == "assistant":
+            if role == "user":
+                turn_blob = None
+            elif role == "assistant":
                 for call in message.get("tool_calls") or []:
                     try:
                         function = call["function"]
@@ -189,8 +187,7 @@ class RequestView:
                         continue
                 text = _text(message.get("content"))
                 if text and not message.get("tool_calls") and index < start:
-                    self.list_answer = self.list_answer or text
-                    self.last_answer = text
+                    self._answered(text, known, turn_blob)
             elif role == "tool":
                 name, arguments = calls.get(
                     str(message.get("tool_call_id")), (str(message.get("name") or ""), {})
@@ -205,17 +202,32 @@ class RequestView:
                 if data is None:
                     blob = re.search(r"sha256:([0-9a-f]{64})", _text(message.get("content")))
                     if blob and name in _LISTING:
-                        self.last_list, self.list_blob, self.list_answer = [], blob[1], ""
-                    if blob and name in _SINGLE:
-                        self.last_single, self.single_blob = None, blob[1]
+                        turn_blob = blob[1]
                     continue
                 listed, single = result_items(data)
-                self.earlier += listed + ([single] if single else [])
-                if listed:
-                    self.last_list, self.list_blob, self.list_answer = listed, None, ""
-                if single or len(listed) == 1:
-                    self.last_single, self.single_blob = single or listed[0], None
-        self.last_list = in_order(self.last_list, self.list_answer)
+                for item in listed + ([single] if single else []):
+                    self.earlier.append(item)
+                    known[(item.kind, item.title.lower())] = item
+
+    def _answered(self, text: str, known: dict[tuple[str, str], Item], blob: str | None) -> None:
+        """Read an answer the user saw: the list it showed, or the one item it was about."""
+        self.last_answer = text
+
+        def resolved(kind: str | None, title: str) -> Shown:
+            kinds = (kind,) if kind else ("task", "project", "note")
+            found = next((known[(k, title.lower())] for k in kinds if (k, title.lower()) in known), None)
+            return found if found is not None else (kind, title)
+
+        listed = answer_items(text)
+        if listed:
+            self.shown, self.shown_blob = [resolved(kind, title) for kind, title in listed], blob
+        said = answer_single(text)  # one item's answer (a project's may list its tasks: "it" is the project)
+        if said is not None:
+            self.focus, self.focus_list = resolved(*said), 0
+        elif len(listed) == 1:
+            self.focus, self.focus_list = self.shown[0], 0
+        elif listed:
+            self.focus_list = len(listed)
 
     def _now(self, clock: Callable[[], datetime]) -> datetime:
         match = re.search(r"^Now: \w+ (\d{4}-\d{2}-\d{2}) (\d{2}:\d{2})", self.system, re.M)
@@ -252,21 +264,14 @@ def context_items(system: str) -> list[Item]:
     return found
 
 
-def in_order(items: list[Item], text: str) -> list[Item]:
-    """``items`` in the order an answer showed them (items it did not show go last)."""
-    lower = text.lower()
-    shown = [(lower.find(item.title.lower()), n, item) for n, item in enumerate(items)]
-    return [item for _, _, item in sorted(shown, key=lambda x: (x[0] < 0, x[0], x[1]))]
-
-
 def answer_items(text: str) -> list[tuple[str | None, str]]:
     """The ``(kind, title)`` of each item an answer listed as a bullet (tasks, projects, notes)."""
     heading = text.lstrip()[:20].lower()
     kind = "project" if "project" in heading else "note" if "note" in heading else None
     found: list[tuple[str | None, str]] = []
     for line in text.splitlines():
-        task = re.match(r"^\s*- \[\w+\] (.+?)(?: · |$)", line)
-        named = re.match(r"^\s*- \*\*(.+?)\*\*", line)
+        task = re.match(r"^\s*- \[(?:high|medium|low|\?)\] (.+?)(?: · |$)", line)  # not "- [x] done"
+        named = re.match(r"^\s*- \*\*(.+?)\*\*", line) if kind else None
         if task:
             found.append(("task", task[1].strip()))
         elif named:
@@ -276,11 +281,12 @@ def answer_items(text: str) -> list[tuple[str | None, str]]:
 
 def answer_single(text: str) -> tuple[str | None, str] | None:
     """The ``(kind, title)`` of the item an answer was about (its first bold title), if any."""
-    match = re.match(r"^(Created |Updated |Scheduled )?\*\*(.+?)\*\*(.*)$", text.strip().split("\n", 1)[0])
-    if match is None:
+    first = text.strip().split("\n", 1)[0]
+    match = re.match(r"^(Created |Updated |Scheduled )?\*\*(.+?)\*\*(.*)$", first)
+    if match is None or first.rstrip().endswith(":"):  # a list's heading ("**Overdue tasks** (5):")
         return None
     rest = match[3]
-    if match[1] or re.match(r" · (?:backlog|in progress|done|blocked) · ", rest):
+    if match[1] or re.match(r" · (?:backlog|in progress|done|blocked) · | isn't booked", rest):
         return "task", match[2]
     return ("project" if "% complete" in rest else None), match[2]
 

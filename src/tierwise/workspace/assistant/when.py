@@ -15,10 +15,12 @@ import re
 from datetime import date, datetime, timedelta
 
 __all__ = [
+    "PARTS_OF_DAY",
     "WEEKDAY",
     "find_day",
     "find_duration",
     "find_hours",
+    "find_part",
     "find_recurrence",
     "find_time",
     "find_window",
@@ -200,14 +202,49 @@ def find_recurrence(text: str) -> tuple[str, str] | None:
     return None
 
 
+PARTS_OF_DAY: tuple[tuple[str, str, int, int, tuple[int, ...]], ...] = (
+    # (pattern, label, first hour, end hour (exclusive), preferred hours)
+    (
+        r"\b(?:at|over|during|around|for)\s+lunch(?:time)?\b|\blunch ?time\b|\blunch break\b",
+        "lunch",
+        12,
+        14,
+        (12, 13),
+    ),
+    (r"\bbefore lunch\b", "before lunch", 9, 12, (9, 10, 11)),
+    (r"\bafter lunch\b", "after lunch", 13, 17, (13, 14, 15, 16)),
+    (r"\btonight\b|\bthis evening\b", "tonight", 18, 23, (18, 19, 20, 21, 22)),
+    (r"\b(?:in the |this )?morning\b|\bearly\b", "morning", 8, 12, (9, 10, 11)),
+    (r"\b(?:in the |this )?afternoon\b", "afternoon", 12, 17, (13, 14, 15, 16)),
+    (r"\b(?:in the |this )?evening\b|\blate\b", "evening", 17, 21, (17, 18, 19)),
+)
+"""The parts of a day a message can name, with the local hours they cover (``[first, end)``)."""
+
+
+def find_part(text: str) -> tuple[str, int, int, str] | None:
+    """The part of the day ``text`` names as ``(label, first hour, end hour, phrase)``, or ``None``.
+
+    The hours are local and the end is exclusive: morning 08-12 (working hours clip it), lunch 12-14,
+    afternoon 12-17, evening 17-21, tonight 18-23.
+
+    Example:
+        >>> find_part("find a free hour tomorrow morning")
+        ('morning', 8, 12, 'morning')
+        >>> find_part("anything free tonight?")[:3]
+        ('tonight', 18, 23)
+    """
+    lower = text.lower()
+    for pattern, label, first, end, _ in PARTS_OF_DAY:
+        match = re.search(pattern, lower)
+        if match:
+            return label, first, end, match.group(0)
+    return None
+
+
 def find_hours(text: str) -> tuple[tuple[int, ...], str]:
     """The local hours a part of the day in ``text`` prefers, and its phrase (``((), "")`` if none)."""
     lower = text.lower()
-    for pattern, hours in (
-        (r"\b(?:in the |this )?morning\b|\bbefore lunch\b|\bearly\b", (9, 10, 11)),
-        (r"\b(?:in the |this )?afternoon\b|\bafter lunch\b", (13, 14, 15, 16)),
-        (r"\b(?:in the |this )?evening\b|\blate\b", (17, 18, 19)),
-    ):
+    for pattern, _, _, _, hours in PARTS_OF_DAY:
         match = re.search(pattern, lower)
         if match:
             return hours, match.group(0)
