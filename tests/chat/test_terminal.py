@@ -398,7 +398,7 @@ def test_ctrl_c_on_a_real_terminal(tmp_path: Path) -> None:
         sys.executable,
         [str(script), f"sqlite:///{tmp_path / 'chat.db'}"],
         encoding="utf-8",
-        timeout=10,
+        timeout=60,  # each expect returns when its text shows; a busy machine only makes it later
         dimensions=(40, 100),
     )
     try:

@@ -115,18 +115,18 @@ def test_chat_stream_tool_stop_and_dashboard(browser: Any, served: tuple[str, Sc
     page.get_by_role("button", name="+ New chat").click()
     page.get_by_label("Message").fill("What is left for the offsite?")
     page.keyboard.press("Enter")
-    page.locator("#messages li.tool", has_text="list_tasks").wait_for(timeout=10_000)
-    page.locator("#messages li.assistant strong", has_text="book the venue").wait_for(timeout=10_000)
-    page.locator("#send").wait_for(state="visible", timeout=10_000)
+    page.locator("#messages li.tool", has_text="list_tasks").wait_for(timeout=30_000)
+    page.locator("#messages li.assistant strong", has_text="book the venue").wait_for(timeout=30_000)
+    page.locator("#send").wait_for(state="visible", timeout=30_000)
     _shot(page, "chat-answer")
     assert page.locator("#chat-list li").count() == 1  # typing right after "New chat" used that chat
 
     page.get_by_label("Message").fill("Is the venue booked?")
     page.keyboard.press("Enter")
-    page.locator("#messages li.assistant", has_text="The venue").last.wait_for(timeout=10_000)
+    page.locator("#messages li.assistant", has_text="The venue").last.wait_for(timeout=30_000)
     assert page.locator("#stop").is_visible()
     page.locator("#stop").click()
-    page.locator("#messages li.tool", has_text="stopped").wait_for(timeout=10_000)
+    page.locator("#messages li.tool", has_text="stopped").wait_for(timeout=30_000)
     assert "more." not in page.locator("#messages").inner_text()
     _shot(page, "chat-stopped")
 
@@ -182,27 +182,27 @@ def test_tierwise_serve_chats_with_the_offline_assistant(browser: Any, tmp_path:
         page.locator("#messages li.empty .examples button").first.wait_for()
         page.get_by_label("Message").fill("What are my high priority tasks for the Q4 launch?")
         page.keyboard.press("Enter")
-        page.locator("#messages li.tool", has_text="list_tasks").wait_for(timeout=15_000)
-        page.locator("#messages li.assistant", has_text="Q4 Product Launch").wait_for(timeout=15_000)
+        page.locator("#messages li.tool", has_text="list_tasks").wait_for(timeout=30_000)
+        page.locator("#messages li.assistant", has_text="Q4 Product Launch").wait_for(timeout=30_000)
         page.get_by_label("Message").fill("Tell me more about the API documentation task")
         page.keyboard.press("Enter")
-        page.locator("#messages li.tool", has_text="get_task_details").wait_for(timeout=15_000)
+        page.locator("#messages li.tool", has_text="get_task_details").wait_for(timeout=30_000)
         page.locator("#messages li.assistant", has_text="Design API documentation portal").last.wait_for(
-            timeout=15_000
+            timeout=30_000
         )
-        page.locator("#send").wait_for(state="visible", timeout=15_000)
+        page.locator("#send").wait_for(state="visible", timeout=30_000)
         _shot(page, "offline-assistant")
         assert "location" in page.locator("#breakdown").inner_text()
         # the offline assistant reports cached tokens as an OpenAI server would (1,024+, steps of 128)
         cached = page.locator("#usage dd", has_text="of prompt tokens")
-        cached.wait_for(timeout=15_000)
+        cached.wait_for(timeout=30_000)
         assert "%" in cached.inner_text() and "expected" not in cached.inner_text()
         # what it cannot do offline gets its labelled reply, never a misrouted tool call
         tools_before = page.locator("#messages li.tool").count()
         page.get_by_label("Message").fill("write me a haiku about my tasks")
         page.keyboard.press("Enter")
         page.locator("#messages li.assistant strong", has_text="I can't do that offline.").wait_for(
-            timeout=15_000
+            timeout=30_000
         )
         assert page.locator("#messages li.tool").count() == tools_before
         _shot(page, "offline-cannot")
@@ -264,9 +264,9 @@ def test_chat_on_a_project_rename_delete_and_usage(
 
     page.get_by_label("Message").fill("What is open for the offsite?")
     page.keyboard.press("Enter")
-    page.locator("#messages li.assistant", has_text="one open item").wait_for(timeout=10_000)
-    page.locator("#send").wait_for(state="visible", timeout=10_000)
-    page.locator("#usage dt", has_text="Cost").wait_for(timeout=10_000)
+    page.locator("#messages li.assistant", has_text="one open item").wait_for(timeout=30_000)
+    page.locator("#send").wait_for(state="visible", timeout=30_000)
+    page.locator("#usage dt", has_text="Cost").wait_for(timeout=30_000)
     usage = page.locator("#usage").inner_text()
     assert "prompt" in usage and "$0.0" in usage and "1 model call" in usage and "priced-model" in usage
     page.locator("#month-usage", has_text="This month:").wait_for()

@@ -80,8 +80,8 @@ def _ask(page: Any, text: str) -> None:
     answers = page.locator("#messages li.assistant").count()
     page.get_by_label("Message").fill(text)
     page.keyboard.press("Enter")
-    page.locator("#messages li.assistant").nth(answers).wait_for(timeout=15_000)
-    page.locator("#send").wait_for(state="visible", timeout=15_000)
+    page.locator("#messages li.assistant").nth(answers).wait_for(timeout=30_000)
+    page.locator("#send").wait_for(state="visible", timeout=30_000)
     page.wait_for_load_state("networkidle")
 
 
@@ -118,7 +118,7 @@ def test_dashboard_after_turns_reads_in_plain_words(browser: Any, served: tuple[
     page.get_by_role("button", name="+ New chat").click()
     _ask(page, QUESTION)
     _ask(page, "Is the venue booked?")
-    page.locator("#turns .bar").nth(1).wait_for(timeout=10_000)
+    page.locator("#turns .bar").nth(1).wait_for(timeout=30_000)
     detail = _detail(page)
     turns = detail["turns"]
     dashboard = page.locator("#dashboard").inner_text()
@@ -164,8 +164,8 @@ def test_cache_figure_reported_by_the_model(browser: Any, tmp_path: Path) -> Non
         page.goto(url)
         _ask(page, "Hello there")
         _ask(page, "And again")
-        page.locator("#turns .bar").nth(1).wait_for(timeout=10_000)
-        page.locator("#usage", has_text="reported by the model").wait_for(timeout=5_000)
+        page.locator("#turns .bar").nth(1).wait_for(timeout=30_000)
+        page.locator("#usage", has_text="reported by the model").wait_for(timeout=30_000)
         lines = _cache_lines(page.locator("#dashboard").inner_text())
         assert len(lines) == 1 and "reported by the model" in lines[0], lines
         assert "expected" not in lines[0]
@@ -193,7 +193,7 @@ def test_phone_drawers_have_a_backdrop_and_the_header_fits(browser: Any, referen
     narrow.close()
     page = browser.new_page(viewport={"width": 390, "height": 844})
     page.goto(reference)
-    page.locator("#messages li.empty .examples button").first.wait_for(timeout=15_000)
+    page.locator("#messages li.empty .examples button").first.wait_for(timeout=30_000)
     page.locator("#model", has_text="offline assistant").wait_for()
     _header_fits(page)
     _ask(page, "What are my high priority tasks?")
@@ -202,7 +202,7 @@ def test_phone_drawers_have_a_backdrop_and_the_header_fits(browser: Any, referen
 
     page.get_by_role("button", name="Context").click()
     page.locator("#dashboard").wait_for(state="visible")
-    page.locator("#turns .bar").nth(1).wait_for(timeout=10_000)
+    page.locator("#turns .bar").nth(1).wait_for(timeout=30_000)
     assert page.locator("#backdrop").is_visible()
     _shot(page, "dashboard-390-drawer")
     page.locator("#turns").scroll_into_view_if_needed()
@@ -222,7 +222,7 @@ def test_phone_drawers_have_a_backdrop_and_the_header_fits(browser: Any, referen
 
     wide = browser.new_page(viewport={"width": 1280, "height": 900})  # the same chat on a desktop
     wide.goto(page.url)
-    wide.locator("#turns .bar").nth(1).wait_for(timeout=10_000)
+    wide.locator("#turns .bar").nth(1).wait_for(timeout=30_000)
     wide.wait_for_load_state("networkidle")
     _whole_dashboard(wide)
     _shot(wide, "dashboard-1280-reference")
