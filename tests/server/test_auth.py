@@ -142,7 +142,8 @@ def test_keys_required(store: Store) -> None:
         async with client(app) as c:
             missing = await c.get("/api/chats")
             assert missing.status_code == 401
-            assert "missing API key" in missing.json()["error"] and "tierwise keys create" in missing.text
+            assert "missing API key" in missing.json()["error"]
+            assert "tierwise keys create --user NAME" in missing.text
             assert missing.headers["www-authenticate"] == "Bearer"
             wrong = await c.get("/api/chats", headers=bearer("tw_" + "x" * 40))
             assert wrong.status_code == 401 and "invalid API key" in wrong.json()["error"]

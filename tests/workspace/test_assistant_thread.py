@@ -245,6 +245,10 @@ def test_scheduling_a_free_time_books_it_and_says_how_long(chat: Chat) -> None:
     assert _names(calls)[-1] == "schedule_task"
     assert text.startswith("Scheduled **Pricing page copy** on Tue 24 Nov 14:00–14:30"), text
     assert "30 min" in text and "estimate" in text, text
+    # nothing waits to be booked now: "book it anyway" moves nothing (it moved the task to a free slot)
+    calls, text = chat.say("book it anyway")
+    assert "schedule_task" not in _names(calls), text
+    assert text.startswith("Nothing is waiting to be booked"), text
 
 
 # -- finding 6d: what to work on today -----------------------------------------------------------------

@@ -53,7 +53,9 @@ FAILED_KEYS_BURST = 10
 FAILED_KEYS_PER_MINUTE = 10
 """How fast an address's allowance of wrong keys refills."""
 DEFAULT_RATE_LIMIT = 600  # requests per minute per user when serving with keys (a bucket that deep)
-MISSING_KEY = "missing API key: send Authorization: Bearer <key> (create one with `tierwise keys create`)"
+MISSING_KEY = (
+    "missing API key: send Authorization: Bearer <key> (create one with `tierwise keys create --user NAME`)"
+)
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 _MAX_BUCKETS = 10_000  # above this, full buckets (idle users) are forgotten
 

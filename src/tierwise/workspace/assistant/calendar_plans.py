@@ -29,6 +29,8 @@ from tierwise.workspace.calendar.slots import free_slots
 __all__ = ["CalendarPlans", "length_text", "work_hours"]
 
 _FORM = "%Y-%m-%dT%H:%M"
+NOT_BOOKED = "isn't booked yet"
+"""What a proposal that booked nothing says: only after one does "book it anyway" book."""
 
 
 def work_hours(system: str) -> tuple[int, int]:
@@ -245,10 +247,15 @@ class CalendarPlans(PlannerBase):
         if not isinstance(item, Item):
             return item
         start, asked = intent.start_time, intent.duration_minutes
-        if start is None and intent.insist:  # "book it anyway": the time the request before asked for
+        if start is None and intent.insist:  # "book it anyway": the time the last answer did not book
             before = recognise(self.view.previous_message, self.view.now)
-            if before.kind == "schedule_task" and before.start_time:
-                start, asked = before.start_time, asked or before.duration_minutes
+            proposed = NOT_BOOKED in self.view.last_answer
+            if before.kind != "schedule_task" or not before.start_time or not proposed:
+                return (
+                    "Nothing is waiting to be booked: say the task and when, e.g. "
+                    "“schedule the changelog task tomorrow at 10”."
+                )
+            start, asked = before.start_time, asked or before.duration_minutes
         booked = self.done("schedule_task", task_id=item.id)
         if booked is not None:  # booked with the duration meant (lists are recapped by now: not re-read)
             if booked.error:
@@ -362,7 +369,7 @@ class CalendarPlans(PlannerBase):
         )
         problems += [f"runs past your working hours ({work_start:02d}:00–{work_end:02d}:00)"] if late else []
         lines = [
-            f"**{item.title}** isn't booked yet: {begins:%a %d %b %H:%M}–{ends:%H:%M} ({said}) "
+            f"**{item.title}** {NOT_BOOKED}: {begins:%a %d %b %H:%M}–{ends:%H:%M} ({said}) "
             + " and ".join(problems)
             + "."
         ]
