@@ -201,3 +201,56 @@ def test_usage_log_migration_keeps_the_usage_already_recorded(store_url: str) ->
         assert (totals.chat_tokens, totals.since_tokens) == (140, 107)
         assert (totals.chat_dollars, totals.since_dollars) == pytest.approx((1.5, 0.75))
         assert len(store.list_audit("u", event="usage")) == 4  # the audit entries stay
+
+
+def _schema(url: str) -> list[tuple[Any, ...]]:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            rows = connection.exec_driver_sql("SELECT type, name, tbl_name, sql FROM sqlite_master").all()
+            version = connection.exec_driver_sql("SELECT version_num FROM alembic_version").all()
+    finally:
+        engine.dispose()
+    return sorted(tuple(r) for r in rows) + [tuple(v) for v in version]
+
+
+def test_a_blank_sqlite_database_gets_the_schema_the_migrations_make(tmp_path: Path) -> None:
+    """A new SQLite store is a copy of the head schema migrated once a process: the same as migrating it."""
+    from alembic import command
+
+    from tierwise.store.engine import alembic_config
+
+    migrated = f"sqlite:///{tmp_path / 'migrated.db'}"
+    engine = create_engine(migrated)
+    config = alembic_config()
+    with engine.begin() as connection:  # the migrations themselves, as a store made before the copy was
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+    engine.dispose()
+    copied = f"sqlite:///{tmp_path / 'copied.db'}"
+    Store.open(copied).close()
+    assert _schema(copied) == _schema(migrated)
+    assert current_revision(create_engine(copied)) == head_revision()
+    store = Store.open(copied)  # a file, in WAL mode, with the connection's pragmas
+    with store.engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    ada = store.create_user("ada")
+    assert store.get_user(ada.id).name == "ada"
+    store.close()
+
+
+def test_an_older_sqlite_database_is_still_upgraded_by_the_migrations(tmp_path: Path) -> None:
+    from alembic import command
+
+    from tierwise.store.engine import alembic_config
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    config = alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0008")
+    engine.dispose()
+    Store.open(url).close()
+    assert current_revision(create_engine(url)) == head_revision()

@@ -255,7 +255,9 @@ def document(
         components.setdefault("securitySchemes", {})["bearer"] = {
             "type": "http",
             "scheme": "bearer",
-            "description": "An API key from `tierwise keys create --user NAME`; any key or none in local mode.",
+            "description": (
+                "An API key from `tierwise keys create --user NAME`; any key or none in local mode."
+            ),
         }
         schemas["Problem"] = {
             "type": "object",
