@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tierwise.bench.agents import CONTENDERS, load_trajectories, run_agents_benchmark
@@ -133,7 +135,11 @@ def test_effective_input_and_pairing() -> None:
 def test_run_agents_benchmark_all_contenders(tmp_path: Path) -> None:
     data = write_data(tmp_path)
     out = tmp_path / "results" / "agents.json"
-    result = run_agents_benchmark(data, budgets=(700, 20_000), out=out)
+    printed = io.StringIO()
+    result = run_agents_benchmark(
+        data, budgets=(700, 20_000), out=out, console=Console(file=printed, width=400)
+    )
+    assert f"written: {out} and {out.with_suffix('.md')}" in printed.getvalue()
     summary = {(s["budget"], s["contender"]): s for s in result["summary"]}
     assert set(summary) == {(b, c) for b in (700, 20_000) for c in CONTENDERS}
     steps = len([m for m in trajectory() if m["role"] == "assistant"])

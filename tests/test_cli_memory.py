@@ -136,5 +136,6 @@ def test_replay_dump_has_one_line_per_model_call(tmp_path: Path) -> None:
     for line in lines:
         assert {"turn", "ms", "tokens", "budget", "checksum", "messages", "tools"} <= set(line)
         assert line["budget"] == 1500 and line["tokens"] <= 1500 and line["ms"] > 0
-    rows = json.loads(result.output)["rows"]
+    rows = json.loads(result.stdout)["rows"]
     assert [(r["turn"], r["checksum"]) for r in rows] == [(x["turn"], x["checksum"]) for x in lines]
+    assert f"written: {dump} (7 packs" in result.stderr  # where the dump went, beside the output

@@ -241,9 +241,12 @@ def _dump_file(path: Path | None) -> Any:
             out = path.open("wb")
         except OSError as exc:
             raise InputError(f"cannot write --dump {path} ({exc.strerror}); choose a writable path") from None
+        written = 0
         with out:
 
             def write(row: Any, pack: Any) -> None:
+                nonlocal written
+                written += 1
                 line = {
                     "turn": row.turn,
                     "ms": row.ms,
@@ -256,6 +259,7 @@ def _dump_file(path: Path | None) -> Any:
                 out.write(orjson.dumps(line) + b"\n")
 
             yield write
+        typer.echo(f"written: {path} ({written} packs, one JSON line each)", err=True)
 
     return dumping()
 

@@ -497,4 +497,5 @@ def run_agents_benchmark(
     }
     if out is not None:
         write_results(result, out)
+        console.print(f"written: {out} and {out.with_suffix('.md')}")
     return result

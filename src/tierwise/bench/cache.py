@@ -355,6 +355,7 @@ def run_cache_benchmark(
             "what the columns mean: bench/README.md.\n\n" + markdown(summary) + wire_section,
             encoding="utf-8",
         )
+        console.print(f"written: {out} and {out.with_suffix('.md')}")
     return result
 
 
