@@ -275,6 +275,8 @@ def test_chat_on_a_project_rename_delete_and_usage(
 
     # A second chat, on a task, by mouse.
     page.get_by_role("button", name="New chat on a project or task").click()
+    # the last opening's list (the project's tasks) is gone at once, not clickable while projects load
+    assert page.locator("#picker-list button", has_text="The whole project").count() == 0
     page.locator("#picker-list button", has_text="Offsite 2026").click()
     page.locator("#picker-list button", has_text="Send invites").click()
     page.locator("#chat-context", has_text="Task · Send invites (Offsite 2026)").wait_for()

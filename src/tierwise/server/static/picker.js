@@ -12,7 +12,15 @@ function element(tag, className, text) {
   return node;
 }
 
+function clearList() {
+  // What the last opening listed must not be clickable while the new list loads (a fast click
+  // on the last project's "The whole project" would otherwise choose it).
+  $("picker-list").replaceChildren();
+  $("picker-status").textContent = "Loading…";
+}
+
 export function openPicker() {
+  clearList();
   picker.project = null;
   $("picker-crumb").hidden = true;
   $("picker-search").value = "";
@@ -64,6 +72,7 @@ async function renderPicker() {
 }
 
 function chooseProject(project) {
+  clearList();
   picker.project = project;
   $("picker-project").textContent = project.name;
   $("picker-crumb").hidden = false;
@@ -74,6 +83,7 @@ function chooseProject(project) {
 }
 
 function pickerBack() {
+  clearList();
   picker.project = null;
   $("picker-crumb").hidden = true;
   $("picker-search").value = "";
