@@ -95,20 +95,27 @@ class CalendarPlans(PlannerBase):
 
     # -- free time ----------------------------------------------------------------------------------
 
+    def _window_slots(self, minutes: int) -> Step | ToolCall:
+        """This turn's ``find_available_slots`` over the asked window (7 days by default), or its call."""
+        step = self.done("find_available_slots")
+        if step is not None:
+            return step
+        low, high = self._window()
+        return self.call(
+            "find_available_slots",
+            timeMin=low,
+            timeMax=high,
+            duration_minutes=minutes,
+            preferred_hours=list(self.intent.preferred_hours),
+        )
+
     def _free_slots(self) -> str | ToolCall:
         intent = self.intent
         minutes = intent.duration_minutes or 60
         if intent.part is None:
-            low, high = self._window()
-            step = self.done("find_available_slots")
-            if step is None:
-                return self.call(
-                    "find_available_slots",
-                    timeMin=low,
-                    timeMax=high,
-                    duration_minutes=minutes,
-                    preferred_hours=list(intent.preferred_hours),
-                )
+            step = self._window_slots(minutes)
+            if isinstance(step, ToolCall):
+                return step
             if step.error:
                 return render_error(step, "find free time")
             return render(step, self.view.now, intent.window_label or "in the next 7 days")
@@ -323,16 +330,9 @@ class CalendarPlans(PlannerBase):
                 return f"I couldn't find a free {length_text(minutes)} slot for **{item.title}** {label}."
             start = slots[0][0].strftime(_FORM)
         else:
-            step = self.done("find_available_slots")
-            if step is None:
-                low, high = self._window()
-                return self.call(
-                    "find_available_slots",
-                    timeMin=low,
-                    timeMax=high,
-                    duration_minutes=minutes,
-                    preferred_hours=list(intent.preferred_hours),
-                )
+            step = self._window_slots(minutes)
+            if isinstance(step, ToolCall):
+                return step
             if step.error:
                 return render_error(step, "find a free slot")
             rows = [s for s in (step.data or {}).get("slots") or [] if isinstance(s, dict) and s.get("start")]
