@@ -485,6 +485,16 @@ async def test_every_turn_ends_with_exactly_one_done(store: Store) -> None:
     assert [s.name for s in starts] == ["list_tasks"]
 
 
+async def test_usage_counts_the_model_calls_its_prompt_tokens_add_up(store: Store) -> None:
+    model = ScriptedModel(tool_call("list_tasks", project="Ops"), "Done.", "Plain.")
+    engine, user, chat = setup(store, model)
+    stepped = await engine.run(user, chat, "Ops?")
+    plain = await engine.run(user, chat, "And?")
+    assert stepped.usage is not None and stepped.usage.model_calls == 2
+    assert plain.usage is not None and plain.usage.model_calls == 1
+    assert stepped.usage.to_dict()["model_calls"] == 2
+
+
 async def test_traces_are_stored_and_exported_as_jsonl(store: Store, tmp_path: Any) -> None:
     import json
 

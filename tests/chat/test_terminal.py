@@ -433,3 +433,24 @@ def test_housekeeping_calls_are_named_for_what_they_did_never_by_hash() -> None:
     assert decided == "noted a decision: Venue: Lisbon"
     assert housekeeping_label("update_narrative", "not json") == "updated the conversation's narrative"
     assert housekeeping_label("list_tasks", "{}") is None
+
+
+def test_engine_tools_read_as_words_in_live_lines_never_as_their_names() -> None:
+    from tierwise.chat.terminal import tool_complete_line, tool_start_line
+
+    asked = ToolCallStart("c1", "more_tools", '{"names": ["create_event", "find_free_time"]}', 1)
+    assert tool_start_line(asked) == "→ asked for more tools: create_event, find_free_time"
+    for name in ("more_tools", "open_blob", "recall_segments", "update_narrative", "record_decision"):
+        line = tool_complete_line(ToolCallComplete("c1", name, "ok", True, 2))
+        assert name not in line and line.endswith("· 2 ms")
+    assert tool_complete_line(ToolCallComplete("c2", "list_tasks", "[]", True, 5)) == "✓ list_tasks · 5 ms"
+
+
+def test_the_usage_line_says_when_prompt_tokens_add_up_several_model_calls() -> None:
+    from tierwise.chat.terminal import usage_line
+
+    report = {"summary": {"utilizationPercent": 9.0, "limit": 15000}}
+    assert usage_line(UsageEvent(report, 5400, 60, 0.0, True, model_calls=3)).startswith(
+        "3 model calls: 5,400 prompt + 60 completion tokens"
+    )
+    assert usage_line(UsageEvent(report, 1800, 20, 0.0, True)).startswith("1,800 prompt + 20")

@@ -94,7 +94,8 @@ class UsageEvent:
     Prompt caching: ``cached_tokens`` are the prompt tokens the model reported as served from its
     cache (``None`` when it reported no usage); ``prefix_tokens`` the tokens the turn's packs repeated
     of the pack before each (the expected cache hit; ``None`` when no pack had one to compare with);
-    ``saved_dollars`` what the cached tokens saved against the full input price.
+    ``saved_dollars`` what the cached tokens saved against the full input price. ``model_calls`` is
+    how many model calls the turn made: ``prompt_tokens`` is their sum (each call re-sends its prompt).
     """
 
     report: dict[str, Any]
@@ -107,6 +108,7 @@ class UsageEvent:
     cached_tokens: int | None = None
     prefix_tokens: int | None = None
     saved_dollars: float = 0.0
+    model_calls: int = 1
     type: Literal["usage"] = "usage"
 
     def to_dict(self) -> dict[str, Any]:

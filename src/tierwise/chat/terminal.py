@@ -197,6 +197,10 @@ def housekeeping_label(name: str, arguments: str | dict[str, Any]) -> str | None
         if start is not None or end is not None:
             span = f" (bytes {start or 0:,}–{f'{end:,}' if isinstance(end, int) else 'end'})"
         return f"read a stored tool result in full{span}"
+    if name == "more_tools":
+        raw = args.get("names")
+        names = ", ".join(str(n).strip() for n in raw if str(n).strip()) if isinstance(raw, list) else ""
+        return f"asked for more tools{': ' + names if names else ''}"
     if name == "update_narrative":
         return "updated the conversation's narrative"
     if name == "record_decision":
@@ -216,6 +220,16 @@ def tool_start_line(event: ToolCallStart) -> str:
     return f"→ {label}" if label else f"→ {event.name}({_arguments(event.arguments)})"
 
 
+_ENGINE_TOOL_WORDS = {
+    "more_tools": "more tools",
+    "open_blob": "stored result read",
+    "recall_segments": "recalled",
+    "update_narrative": "narrative updated",
+    "record_decision": "decision noted",
+}
+"""How the end of an engine tool's call reads: words, not the tool's name (its start line says what)."""
+
+
 def tool_complete_line(event: ToolCallComplete) -> str:
     """``✓ name · 12 ms``, or ``✗ name: what went wrong``.
 
@@ -225,9 +239,10 @@ def tool_complete_line(event: ToolCallComplete) -> str:
         >>> tool_complete_line(ToolCallComplete("c2", "send", "", False, 3, "mail server down"))
         '✗ send: mail server down'
     """
+    name = _ENGINE_TOOL_WORDS.get(event.name, event.name)
     if event.success:
-        return f"✓ {event.name} · {event.duration_ms} ms"
-    return f"✗ {event.name}: {_abbreviate(event.error or event.content or 'failed', _LINE_CHARS)}"
+        return f"✓ {name} · {event.duration_ms} ms"
+    return f"✗ {name}: {_abbreviate(event.error or event.content or 'failed', _LINE_CHARS)}"
 
 
 def dollars_text(dollars: float) -> str:
@@ -259,8 +274,15 @@ def usage_line(event: UsageEvent) -> str:
         '10 prompt + 2 completion tokens · price unknown · context 12.5% of 15,000'
         >>> usage_line(UsageEvent(report, 10, 2, 0.0, True))
         '10 prompt + 2 completion tokens · context 12.5% of 15,000'
+
+    A turn with tool steps made several model calls, each re-sending its prompt; the line says so, or
+    the sum would read as one prompt's size:
+
+        >>> usage_line(UsageEvent(report, 5400, 60, 0.0, True, model_calls=3))
+        '3 model calls: 5,400 prompt + 60 completion tokens · context 12.5% of 15,000'
     """
-    parts = [f"{event.prompt_tokens:,} prompt + {event.completion_tokens:,} completion tokens"]
+    calls = f"{event.model_calls} model calls: " if event.model_calls > 1 else ""
+    parts = [f"{calls}{event.prompt_tokens:,} prompt + {event.completion_tokens:,} completion tokens"]
     if not event.price_known:
         parts.append("price unknown")
     elif event.dollars > 0:

@@ -246,6 +246,7 @@ def usage_of(t: TurnState, guard: CostGuard | None) -> UsageEvent | None:
         cached,
         sum(prefixes) if prefixes else None,
         round(t.saved_dollars, 6),
+        len(t.reports),
     )
 
 

@@ -21,6 +21,10 @@ export function describeCall(name, args) {
     const range = a.start != null || a.end != null ? ` (bytes ${count(a.start)}–${a.end != null ? count(a.end) : "end"})` : "";
     return `read a stored tool result in full${range}`;
   }
+  if (name === "more_tools") {
+    const names = Array.isArray(a.names) ? a.names.filter((n) => String(n).trim()).join(", ") : "";
+    return `asked for more tools${names ? `: ${names}` : ""}`;
+  }
   if (name === "update_narrative") return "updated the conversation's narrative";
   if (name === "record_decision") return `noted a decision${a.decision ? `: ${a.decision}` : ""}`;
   return name;
