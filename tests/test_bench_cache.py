@@ -139,10 +139,16 @@ def test_the_benchmark_measures_every_contender_on_the_same_calls(tmp_path: Path
     assert chat.messages[30]["role"] == chat.messages[29]["role"] == "assistant"
     assert 29 in calls and 30 in calls  # a call before each of two answers in a row
     out = tmp_path / "results" / "cache.json"
-    printed = io.StringIO()
+    printed, told = io.StringIO(), []
     result = run_cache_benchmark(
-        data, budgets=(700, None), productivity=False, out=out, console=Console(file=printed, width=400)
+        data,
+        budgets=(700, None),
+        productivity=False,
+        out=out,
+        console=Console(file=printed, width=400),
+        progress=told.append,
     )
+    assert told == [f"{chat.name} at 700 (1 of 2)", f"{chat.name} at fits (2 of 2)"]  # a long run says where
     assert f"written: {out} and {out.with_suffix('.md')}" in printed.getvalue()
     rows = result["rows"]
     assert len(rows) == 2 * len(CONTENDERS)

@@ -380,15 +380,19 @@ def bench_cache_command(
                 raise InputError(f"--budgets takes numbers of at least 500 or 'fits', not {word!r}")
         if not data.exists():
             raise InputError(f"no such file: {data}; pass --data PATH to locomo-dev.json")
-        run_cache_benchmark(
-            data,
-            budgets=plan,
-            encoding=encoding,
-            productivity=productivity,
-            out=out,
-            wires=wires,
-            wire_limit=wire_limit or None,
-        )
+        from rich.console import Console
+
+        with Console(stderr=True).status("replaying") as status:
+            run_cache_benchmark(
+                data,
+                budgets=plan,
+                encoding=encoding,
+                productivity=productivity,
+                out=out,
+                wires=wires,
+                wire_limit=wire_limit or None,
+                progress=lambda text: status.update(f"replaying {text}"),
+            )
     except UserError as exc:
         raise _fail(str(exc)) from None
 

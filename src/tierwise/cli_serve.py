@@ -322,7 +322,7 @@ def _serve_workers(
     os.environ[SETTINGS_VARIABLE] = settings.to_env()
     typer.echo(
         f"tierwise is serving on http://{host}:{port} with {workers} workers (API: /api, OpenAPI: /docs); "
-        "Ctrl-C stops it"
+        f"each says when it is ready (seconds apiece); Ctrl-C stops it"
     )
     uvicorn.run(
         "tierwise.server.workers:app",

@@ -373,7 +373,7 @@ async def ask_all(app: Any, after: Any = None) -> list[httpx.Response]:
                 {"role": "assistant", "content": response.json()["choices"][0]["message"]["content"]}
             )
             if after is not None:
-                after(len(responses))
+                await after(len(responses))
             await app.state.openai_sessions.drain()
     return responses
 
@@ -404,25 +404,27 @@ async def test_the_endpoint_has_the_upstream_summarise_while_it_answers(store: S
 
 
 async def test_an_answer_never_waits_for_a_summary(store: Store) -> None:
-    started, release = threading.Event(), threading.Event()
+    started, release, finished = threading.Event(), threading.Event(), threading.Event()
 
     async def answer(request: ModelRequest) -> str:
         if kind(request) == "summary":
             started.set()
             release.wait(10)  # the summary model hangs; the client must not notice
-        elif "Lisbon" in str(request.messages[-1]["content"]):
-            for _ in range(1000):  # the upstream answers once the summary has been asked for
-                if started.is_set():
-                    break
-                await asyncio.sleep(0.01)
+            finished.set()
         return fake(request)
 
     app, _, model = endpoint(store, answer)
     hanging: list[bool] = []
 
-    def after(answered: int) -> None:
+    async def after(answered: int) -> None:
         hanging.append(not release.is_set())
-        if answered == len(TOPIC):  # the summary asked with the last request hangs until now
+        if answered == len(TOPIC):  # the summary asked after the last answer hangs until now
+            for _ in range(500):
+                if started.is_set():
+                    break
+                await asyncio.sleep(0.01)
+            assert started.is_set(), "the topic shift was never summarised"
+            assert not finished.is_set(), "the answer waited for the summary model"
             release.set()
 
     await ask_all(app, after=after)

@@ -269,6 +269,7 @@ def run_cache_benchmark(
     console: Console | None = None,
     wires: Sequence[str] = (),
     wire_limit: int | None = 1,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Replay each chat at each budget with every contender; print and return the figures.
 
@@ -276,7 +277,8 @@ def run_cache_benchmark(
     ``wires`` (``chat``, ``responses``, ``anthropic``): the chats are also replayed through those
     endpoints and ``/v1/chat/completions`` (:mod:`tierwise.bench.cache_wires`), the first
     ``wire_limit`` LoCoMo conversations (``None``: all) and the productivity chat; the result's
-    ``wires`` holds their prefix reuse side by side.
+    ``wires`` holds their prefix reuse side by side. ``progress`` is told each chat and budget as its
+    replay starts (``"conv-26 at 4000 (3 of 33)"``).
     """
     from tierwise.bench.cache_wires import wire_markdown, wire_rows, wire_summary
 
@@ -290,12 +292,17 @@ def run_cache_benchmark(
     rows: list[dict[str, Any]] = []
     by_wire: list[dict[str, Any]] = []
     locomo_seen = 0
+    steps, step = len(chats) * len(budgets), 0
     for chat in chats:
         through_wires = bool(wires)
         if through_wires and not chat.name.startswith("productivity"):
             locomo_seen += 1
             through_wires = wire_limit is None or locomo_seen <= wire_limit
         for raw in budgets:
+            step += 1
+            if progress is not None:
+                wired = " and through the endpoints" if through_wires else ""
+                progress(f"{chat.name} at {_budget_label(raw)}{wired} ({step} of {steps})")
             whole = counter.count_messages(chat.messages) + counter.count_tools(chat.tools)
             budget = Budget(window=raw if raw is not None else whole + 1000)
             if through_wires:

@@ -163,7 +163,7 @@ def markdown(result: dict[str, Any], dialogues: int, encoding: str) -> str:
         "",
         f"Billed input with prompt caching (cached tokens at 10%, OpenAI's rule for which are cached): "
         f"progressive {s['billed_tokens']['progressive']:,} vs full {s['billed_tokens']['full']:,}, "
-        f"**{(s.get('reduction_billed') or 0):.1%}** less.",
+        f"**{_less(s.get('reduction_billed') or 0)}**.",
         "",
         *_variant_lines(s),
         "| figure | value | target | |",
@@ -215,6 +215,18 @@ def markdown(result: dict[str, Any], dialogues: int, encoding: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _less(reduction: float) -> str:
+    """A reduction in words: ``7.5% less``, or ``7.5% more`` when it went the other way.
+
+    Example:
+        >>> _less(0.412), _less(-0.075), _less(0.0)
+        ('41.2% less', '7.5% more', 'the same')
+    """
+    if abs(reduction) < 0.0005:
+        return "the same"
+    return f"{abs(reduction):.1%} {'less' if reduction > 0 else 'more'}"
+
+
 def show(result: dict[str, Any], console: Console) -> None:
     """The headline table on the console."""
     s = result["summary"]
@@ -233,14 +245,14 @@ def show(result: dict[str, Any], console: Console) -> None:
     billed = s["billed_tokens"]
     table.add_row(
         "billed with prompt caching (10%)",
-        f"{billed['progressive']:,} vs {billed['full']:,}: {(s.get('reduction_billed') or 0):.1%} less",
+        f"{billed['progressive']:,} vs {billed['full']:,}: {_less(s.get('reduction_billed') or 0)}",
         "",
         "",
     )
     for mode, variant in (s.get("variants") or {}).items():
         table.add_row(
             f"{mode.replace('_', ' ')}: sent / billed",
-            f"{variant['reduction']:.1%} / {variant['reduction_billed']:.1%} less",
+            f"{_less(variant['reduction'])} / {_less(variant['reduction_billed'])}",
             "",
             "",
         )

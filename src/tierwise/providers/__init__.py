@@ -22,6 +22,8 @@ Example:
     ('Friday at 10.', 'stop', True)
 """
 
+from typing import TYPE_CHECKING, Any
+
 from tierwise.providers.base import (
     ChoiceDelta,
     Done,
@@ -41,11 +43,13 @@ from tierwise.providers.base import (
 )
 from tierwise.providers.errors import ModelRequestsBlocked, ProviderError, ProviderNotConfigured
 from tierwise.providers.fallback import FallbackProvider, with_fallback
-from tierwise.providers.openai_compat import OpenAICompatProvider
 from tierwise.providers.pricing import PRICES, PRICES_AS_OF, Cost, Price, cache_savings, cost, lookup_price
 from tierwise.providers.retry import RetryPolicy
 from tierwise.providers.settings import ProviderSettings
 from tierwise.providers.windows import WINDOWS, ModelLimits, lookup_limits
+
+if TYPE_CHECKING:
+    from tierwise.providers.openai_compat import OpenAICompatProvider
 
 __all__ = [
     "PRICES",
@@ -82,3 +86,16 @@ __all__ = [
     "lookup_price",
     "with_fallback",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``OpenAICompatProvider``, imported on first use.
+
+    The openai SDK takes ~1 s to import; a process that never reaches a model (the offline
+    assistant, a fake in tests) need not pay it.
+    """
+    if name == "OpenAICompatProvider":
+        from tierwise.providers.openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -122,6 +122,7 @@ class Prepared:
     sent: tuple[list[dict[str, Any]], int] | None = None  # the pack as forwarded, its tokens (resent)
     settling: asyncio.Task[None] | None = None  # storing the request's messages (begin)
     fault: str | None = None  # why they could not be stored
+    hurry: asyncio.Event = field(default_factory=asyncio.Event)  # the answer is here: store, don't wait
 
     @property
     def chat_id(self) -> str:
@@ -191,7 +192,7 @@ class Sessions(SessionWork):
 
         async def settle() -> None:
             try:  # in pieces (and, first, the caller sends the pack upstream)
-                await self.summaries(prepared)
+                await self._summaries_or_answer(prepared)
                 while await self.later(partial(self.settle, prepared, "upkeep"), heavy=heavy):
                     pass
                 if prepared.memory.unsynced:  # a closed segment, a long history: a piece of its own
@@ -205,6 +206,23 @@ class Sessions(SessionWork):
         pack = prepared.pack
         messages, tokens = prepared.sent or (pack.messages, pack.report.total_tokens)
         return Packed(key, prepared.chat_id, messages, pack.tools, tokens, prepared)
+
+    async def _summaries_or_answer(self, prepared: Prepared) -> None:
+        """:meth:`summaries`, waited for until the answer is ready (:meth:`settled`), not longer.
+
+        A summary model slower than the upstream never holds an answer (or a stream's first byte)
+        back: the upkeep then goes on without it, its summaries provisional (extractive) until the
+        model's, remembered when they come, replace them in the next request's upkeep.
+        """
+        summarizing = self._spawn(self.summaries(prepared))
+        if not summarizing.done():
+            hurried = asyncio.ensure_future(prepared.hurry.wait())
+            await asyncio.wait((summarizing, hurried), return_when=asyncio.FIRST_COMPLETED)
+            hurried.cancel()
+        if summarizing.done():
+            summarizing.result()  # (its failure is the request's, as before)
+        else:
+            summarizing.add_done_callback(_log_failure)
 
     async def summaries(self, prepared: Prepared) -> None:
         """A summary model's summaries of the segments that closed, made while the upstream answers.
@@ -270,6 +288,7 @@ class Sessions(SessionWork):
     async def settled(self, packed: Packed) -> str | None:
         """Once the request's messages are stored (:meth:`begin`): why they could not be, if not."""
         prepared = packed.handle
+        prepared.hurry.set()  # summaries still being made are not waited for
         if prepared.settling is not None and not prepared.settling.done():
             await asyncio.shield(prepared.settling)
         return prepared.fault
@@ -595,3 +614,9 @@ class Sessions(SessionWork):
 def _words(exc: Exception) -> str:
     """Why a write failed, as the client is told: a storage fault in words, else the exception."""
     return storage_fault(exc) or f"{type(exc).__name__}: {exc}"
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    """Log how summaries the answer did not wait for failed (nobody awaits them)."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("summaries made after the answer failed", exc_info=task.exception())
