@@ -123,19 +123,27 @@ def test_restart_run_times_a_long_chats_first_turn_beside_another_client(tmp_pat
 
     out = tmp_path / "results" / "restart.json"
     console = Console(file=StringIO(), width=200)
-    body = restart.run(messages=120, usage_rows=50, repeat=1, poll_ms=20, out=out, console=console)
+    past = restart.QUESTIONS[1]  # the one that opens memory's gate: turns retrieved
+    body = restart.run(
+        messages=120,
+        usage_rows=50,
+        repeat=1,
+        poll_ms=20,
+        out=out,
+        console=console,
+        questions=(past,),
+        before_s=0.5,
+    )
     assert body["messages"] == 120 and body["usage_rows"] == 50 and body["repeat"] == 1
     assert body["target"] == {"first_token_s": 1.0, "others_p99_ms": 100.0}
-    assert [(row["trios"], row["question"]) for row in body["results"]] == [
-        (stored, question) for stored in (False, True) for question in restart.QUESTIONS
-    ]
+    assert [(row["trios"], row["question"]) for row in body["results"]] == [(False, past), (True, past)]
     for row in body["results"]:
         turn = row["first_turn"]
         assert row["runs"] == [turn]
         assert turn["reason"] == "answer"
         assert 0 < turn["first_token_s"] <= turn["done_s"] <= turn["stream_end_s"]
         assert row["others_failed"] == 0
-        assert row["others"]["before"]["requests"] > 10  # the other client ran all along
+        assert row["others"]["before"]["requests"] > 3  # the other client ran all along
         for window in row["others"].values():
             if window is not None:
                 assert 0 < window["p50_ms"] <= window["p99_ms"] <= window["max_ms"]

@@ -279,6 +279,7 @@ def run(
     poll_ms: float = 20,
     out: Path | None = None,
     console: Console | None = None,
+    before_s: float = 2.0,
 ) -> dict[str, Any]:
     """Measure a long chat's first turn after a restart, stored without and with its trios.
 
@@ -292,6 +293,7 @@ def run(
         poll_ms: the other client's polling period.
         out: if given, write the results as JSON there and a markdown table beside it (``.md``).
         console: where to print (default: a new :class:`rich.console.Console`).
+        before_s: how long the other client polls alone before the first turn (its baseline).
 
     Raises:
         ValueError: ``messages`` below 2, ``repeat`` below 1, or ``usage_rows`` or ``poll_ms`` below 0.
@@ -313,7 +315,7 @@ def run(
             took = time.perf_counter() - began
             console.print(f"  stored ({'with' if stored else 'without'} trios) in {took:.1f} s")
             for n, question in enumerate(questions):
-                rows.append(_row(Path(tmp), filled, chats, stored, question, n, repeat, poll_ms))
+                rows.append(_row(Path(tmp), filled, chats, stored, question, n, repeat, poll_ms, before_s))
     body: dict[str, Any] = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine,
@@ -342,6 +344,7 @@ def _row(
     n: int,
     repeat: int,
     poll_ms: float,
+    before_s: float = 2.0,
 ) -> dict[str, Any]:
     """``repeat`` restarts on copies of the stored chat: the median turn, every run, others pooled."""
     runs: list[dict[str, Any]] = []
@@ -349,7 +352,7 @@ def _row(
     for r in range(repeat):  # each on a copy: the same stored state
         path = tmp / f"restart-{n}-{r}.db"
         shutil.copyfile(filled, path)  # closed: its write-ahead log was checkpointed away
-        turn, windows = measure(path, chats, question, poll_ms=poll_ms)
+        turn, windows = measure(path, chats, question, poll_ms=poll_ms, before_s=before_s)
         runs.append(turn)
         for name, values in windows.items():
             pooled[name].extend(values)

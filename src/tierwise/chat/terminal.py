@@ -87,11 +87,11 @@ def make_provider(model: str | None = None, *, cache_hints: bool | None = None) 
         ProviderNotConfigured: only one of the base URL and the model is set; the message says what to set.
         InputError: a ``TIERWISE_*`` variable has a bad value.
     """
-    from tierwise.providers import OpenAICompatProvider
+    from tierwise.providers.http import HTTPProvider
     from tierwise.workspace.app import assistant_provider
 
     provider = assistant_provider(model)
-    if cache_hints is not None and isinstance(provider, OpenAICompatProvider):
+    if cache_hints is not None and isinstance(provider, HTTPProvider):  # a model server, any wire
         provider.cache_hints = cache_hints
     return provider
 
