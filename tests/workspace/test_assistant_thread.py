@@ -219,6 +219,37 @@ def test_afternoon_and_tonight(chat: Chat) -> None:
     assert "18:00–19:00" in text and "21:00–22:00" in text and "19:30" not in text, text
 
 
+def test_the_second_slot_is_the_second_free_slot_on_screen(chat: Chat) -> None:
+    _, text = chat.say("find a free hour tomorrow afternoon")
+    shown = re.findall(r"^- Tue 24 Nov (\d\d:\d\d)–", text, re.M)
+    assert len(shown) >= 2, text
+    calls, text = chat.say("schedule the pricing page copy in the second slot")
+    assert _names(calls)[-1] == "schedule_task", text
+    assert _args(calls[-1])["start_time"] == f"2026-11-24T{shown[1]}"
+    assert text.startswith(f"Scheduled **Pricing page copy** on Tue 24 Nov {shown[1]}"), text
+
+
+def test_book_the_last_one_books_the_task_talked_about_in_the_last_slot(chat: Chat) -> None:
+    chat.say("tell me more about the pricing page copy task")
+    _, text = chat.say("find a free hour tomorrow morning")
+    shown = re.findall(r"^- Tue 24 Nov (\d\d:\d\d)–", text, re.M)
+    calls, text = chat.say("book the last one")
+    assert _names(calls)[-1] == "schedule_task", text
+    booked = _args(calls[-1])
+    assert (booked["task_id"], booked["start_time"]) == (chat.ids["pricing"], f"2026-11-24T{shown[-1]}")
+
+
+def test_a_slot_past_the_list_asks_which_and_with_no_slots_shown_the_second_one_is_a_task(chat: Chat) -> None:
+    chat.say("find a free hour tomorrow morning")
+    calls, text = chat.say("schedule the pricing page copy in the ninth slot")
+    assert "schedule_task" not in _names(calls) and "which one do you mean?" in text, text
+    _, listed = chat.say("what's overdue?")
+    second = _bullets(listed)[1]
+    calls, text = chat.say("schedule the second one on Friday at 9")
+    assert _names(calls)[-1] == "schedule_task", text
+    assert text.startswith(f"Scheduled **{second}** on Fri 27 Nov 09:00"), text
+
+
 # -- finding 6c: scheduling warns of conflicts and respects the estimate -------------------------------
 
 

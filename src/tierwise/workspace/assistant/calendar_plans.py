@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -250,10 +251,18 @@ class CalendarPlans(PlannerBase):
 
     def _schedule_task(self) -> str | ToolCall:
         intent = self.intent
+        if intent.slot is not None and not self.view.slots:  # no slots shown: "the second one" is a task
+            self.intent = intent = replace(intent, slot=None, ordinal=intent.slot, pronoun=False)
         item = self.pick(("task",))
         if not isinstance(item, Item):
             return item
         start, asked = intent.start_time, intent.duration_minutes
+        if intent.slot is not None:  # "in the second slot": a start the last answer listed
+            slots, n = self.view.slots, intent.slot
+            if n == 0 or n > len(slots) or n < -1:
+                listed = f"{len(slots)} free slot{'s' if len(slots) != 1 else ''}"
+                return f"My last answer listed {listed}; which one do you mean?"
+            start = slots[n - 1 if n > 0 else -1].strftime(_FORM)
         if start is None and intent.insist:  # "book it anyway": the time the last answer did not book
             before = recognise(self.view.previous_message, self.view.now)
             proposed = NOT_BOOKED in self.view.last_answer

@@ -117,6 +117,8 @@ class Intent:
         preview: the item is only to be shown ("show me the hiring project"): its preview answers,
             the detail tool is for "tell me more", "open", "work on".
         insist: book it even if it overlaps ("schedule it at 10 anyway", "book it anyway").
+        slot: "in the second slot", "book the second one" → 2: a place in the last list of free
+            slots an answer showed (``-1`` is the last one); the item's place when none was shown.
     """
 
     kind: IntentKind
@@ -141,6 +143,7 @@ class Intent:
     preview: bool = False
     part: tuple[str, int, int] | None = None
     insist: bool = False
+    slot: int | None = None
 
     def changes(self) -> dict[str, str]:
         """The updates as the ``updates`` argument of ``update_task``."""
@@ -288,6 +291,15 @@ def _create(text: str, lower: str, now: datetime) -> Intent | None:
     return Intent("create_task", title=title[:300], project=clean_phrase(project), **fields)
 
 
+_SLOT = re.compile(
+    r"(?:\b(?:in|into|at|for|on)\s+)?\bthe\s+"
+    r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|(?:[1-9]|10)(?:st|nd|rd|th))"
+    r"\s+(?:one|(?:free\s+)?slot|time|option)\b",
+    re.I,
+)
+"""A place in a list of free slots: "in the second slot", "the last one"."""
+
+
 def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
     yes = YES.match(text)
     if yes and yes.end() < len(text):
@@ -315,6 +327,11 @@ def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
         return None
     rest = re.sub(r"\s*\b(?:on|in|to|into) (?:my |the )?(?:calendar|agenda|schedule)\b", "", rest, flags=re.I)
     rest = re.sub(r"\s*\bfor me\b", "", rest, flags=re.I)
+    slot = _SLOT.search(rest)
+    if slot:  # "in the second slot", "book the second one (for the changelog task)"
+        fields["slot"] = find_ordinal(slot[1])
+        rest = (rest[: slot.start()] + " " + rest[slot.end() :]).strip()
+        rest = re.sub(r"^(?:for|with)\s+", "", rest, flags=re.I) or "it"
     recurrence = find_recurrence(rest)
     if recurrence:
         fields["recurrence"] = recurrence[0]

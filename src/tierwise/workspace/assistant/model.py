@@ -63,7 +63,7 @@ _CAPABILITIES = (
     "- projects and notes: “show my active projects”, “find notes about pricing”\n"
     "- calendar: “what's on my calendar today”, “find a free hour tomorrow morning”\n"
     "- changes: “add a task: call the bank Friday”, “mark the webhook task done”, "
-    "“schedule the API docs task tomorrow at 10”"
+    "“schedule the API docs task tomorrow at 10”, “book it in the second slot”"
 )
 _MAX_STEPS = 7
 

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Union
 
 from tierwise.providers.base import ModelRequest
@@ -166,6 +166,7 @@ class RequestView:
         self.focus: Shown | None = None  # the one item the answers were last about ("it", "that task")
         self.focus_list = 0  # how many items the answer after it listed (then "it" is ambiguous)
         self.last_answer = ""  # the last answer before this message
+        self.slots: list[datetime] = []  # the starts of the free slots the last answer listed, if it did
         self.steps: list[Step] = []
         known: dict[tuple[str, str], Item] = {}  # items by kind and title, as tool results had them
         calls: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -212,6 +213,7 @@ class RequestView:
     def _answered(self, text: str, known: dict[tuple[str, str], Item], blob: str | None) -> None:
         """Read an answer the user saw: the list it showed, or the one item it was about."""
         self.last_answer = text
+        self.slots = answer_slots(text, self.now)
 
         def resolved(kind: str | None, title: str) -> Shown:
             kinds = (kind,) if kind else ("task", "project", "note")
@@ -276,6 +278,27 @@ def answer_items(text: str) -> list[tuple[str | None, str]]:
             found.append(("task", task[1].strip()))
         elif named:
             found.append((kind, named[1].strip()))
+    return found
+
+
+def answer_slots(text: str, now: datetime) -> list[datetime]:
+    r"""The starts of the free slots an answer listed (``- Sat 28 Nov 09:00–10:00``), in its order.
+
+    Example:
+        >>> answer_slots("**Free slots**:\n- Mon 30 Nov 09:00–10:00\n- Tue 01 Dec 14:00–15:00",
+        ...              datetime(2026, 11, 28, 8, 0))
+        [datetime.datetime(2026, 11, 30, 9, 0), datetime.datetime(2026, 12, 1, 14, 0)]
+    """
+    found = []
+    for match in re.finditer(r"^\s*- \w{3} (\d{2} \w{3}) (\d{2}:\d{2})–\d{2}:\d{2}\b", text, re.M):
+        for year in (now.year, now.year + 1):  # a slot is never long past: early January follows December
+            try:
+                moment = datetime.strptime(f"{match[1]} {year} {match[2]}", "%d %b %Y %H:%M")
+            except ValueError:
+                break
+            if moment >= now - timedelta(days=1):
+                found.append(moment)
+                break
     return found
 
 
