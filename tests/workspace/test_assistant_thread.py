@@ -299,3 +299,15 @@ def test_what_should_i_work_on_today(chat: Chat) -> None:
     assert "overdue since Wed 18 Nov" in lines["Review security audit"]
     assert "due today 11:00" in lines["Call the accountant"]
     assert "high priority" in lines["Draft hiring plan"]
+
+
+def test_a_task_due_earlier_today_is_listed_when_more_than_a_page_is_overdue(chat: Chat) -> None:
+    ws = Workspace(chat.store)
+    for n in range(25):  # a page of overdue tasks, all more important than the one due today
+        ws.create_task(
+            chat.user, title=f"Old urgent thing {n}", priority="high", start_date="2026-10-01 09:00"
+        )
+    ws.create_task(chat.user, title="Pay the rent", priority="medium", start_date="2026-11-23 07:00")
+    _calls, text = chat.say("what should I work on today?")
+    rent = next((line for line in text.splitlines() if "] Pay the rent " in line), None)
+    assert rent is not None and "due today 07:00 (passed)" in rent, text

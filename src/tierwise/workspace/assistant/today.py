@@ -3,7 +3,8 @@
 :meth:`TodayPlans._plan_day` reads the day's events and three task lists — overdue (most important
 first), starting on the day, and high priority — and answers with the day's calendar and the work
 that matters most, in that order: overdue by priority (then the oldest), then what is due that day
-(by time), then other high-priority work. Each task says why it is listed ("overdue since Wed 18
+(by time; one due earlier today is found even when more than a page of tasks is overdue), then
+other high-priority work. Each task says why it is listed ("overdue since Wed 18
 Nov", "due today 11:00", "high priority"); old medium-priority chores never push out overdue
 high-priority work.
 """
@@ -21,6 +22,7 @@ from tierwise.workspace.assistant.planning import PlannerBase
 __all__ = ["TodayPlans", "day_plan"]
 
 _OVERDUE, _DUE, _HIGH, _EVENTS = 5, 5, 3, 10
+_LATEST = 10  # the newest overdue tasks read when the first page of them is not all of them
 _RANK = {"high": 0, "medium": 1, "low": 2}
 
 
@@ -122,8 +124,8 @@ class TodayPlans(PlannerBase):
             ("get_calendar_events", {"timeMin": low}, {"timeMax": high, "limit": 30}),
             (
                 "list_tasks",
-                {"overdue": True},
-                {"status": list(OPEN_STATUSES), "sort_by": "priority", "limit": 20},
+                {"overdue": True, "sort_by": "priority"},
+                {"status": list(OPEN_STATUSES), "limit": 20},
             ),
             (
                 "list_tasks",
@@ -152,13 +154,23 @@ class TodayPlans(PlannerBase):
             return [r for r in found if isinstance(r, dict)] if isinstance(found, list) else []
 
         total = results[1].get("total")
+        total = total if isinstance(total, int) else 0
+        overdue, upcoming = rows(results[1], "tasks"), rows(results[2], "tasks")
+        offset = max(0, total - _LATEST)
+        while total > len(overdue) and offset < total:  # a page by priority may leave out one due
+            step = self.done("list_tasks", overdue=True, sort_by="start_date", offset=offset)  # today
+            if step is None:  # the newest overdue, to the last (a page the result's size cut: the rest)
+                return self.call(
+                    "list_tasks",
+                    overdue=True,
+                    sort_by="start_date",
+                    offset=offset,
+                    status=list(OPEN_STATUSES),
+                    limit=_LATEST,
+                )
+            newest = rows(step.data or {}, "tasks")
+            upcoming = newest + upcoming  # (only the day's are used from these)
+            offset = offset + len(newest) if newest and not step.error else total
         return day_plan(
-            day,
-            now,
-            label,
-            rows(results[0], "events"),
-            rows(results[1], "tasks"),
-            rows(results[2], "tasks"),
-            rows(results[3], "tasks"),
-            total if isinstance(total, int) else 0,
+            day, now, label, rows(results[0], "events"), overdue, upcoming, rows(results[3], "tasks"), total
         )
