@@ -56,15 +56,15 @@ def _tool_turn(call_id: str = "call_1") -> list[dict[str, Any]]:
     ]
 
 
-def test_migrate_blank_database_to_head_and_again_is_a_no_op(store_url: str) -> None:
-    engine = create_engine(store_url)
+def test_migrate_blank_database_to_head_and_again_is_a_no_op(blank_store_url: str) -> None:
+    engine = create_engine(blank_store_url)
     try:
         assert current_revision(engine) is None
-        migrate(store_url)
+        migrate(blank_store_url)
         assert current_revision(engine) == head_revision() == "0009"
         tables = set(sa.inspect(engine).get_table_names())
         assert tables >= TABLES | {"alembic_version"}
-        migrate(store_url)
+        migrate(blank_store_url)
         assert current_revision(engine) == "0009"
         with engine.connect() as connection:
             assert connection.execute(sa.text("SELECT count(*) FROM alembic_version")).scalar() == 1
@@ -73,9 +73,9 @@ def test_migrate_blank_database_to_head_and_again_is_a_no_op(store_url: str) -> 
         engine.dispose()
 
 
-def test_hand_written_migration_matches_the_models(store_url: str) -> None:
-    migrate(store_url)
-    engine = create_engine(store_url)
+def test_hand_written_migration_matches_the_models(blank_store_url: str) -> None:
+    migrate(blank_store_url)
+    engine = create_engine(blank_store_url)
     try:
         with engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
@@ -155,13 +155,13 @@ def test_ids_are_unique_and_time_ordered() -> None:
 # --- users and chats -------------------------------------------------------------------------------
 
 
-def test_usage_log_migration_keeps_the_usage_already_recorded(store_url: str) -> None:
+def test_usage_log_migration_keeps_the_usage_already_recorded(blank_store_url: str) -> None:
     from alembic import command
 
     from tierwise.store.engine import WRITE, alembic_config
     from tierwise.store.models import utcnow
 
-    engine = create_engine(store_url)
+    engine = create_engine(blank_store_url)
     try:
         config = alembic_config()
         with engine.execution_options(**{WRITE: True}).begin() as connection:
@@ -196,7 +196,7 @@ def test_usage_log_migration_keeps_the_usage_already_recorded(store_url: str) ->
             )
     finally:
         engine.dispose()
-    with Store.open(store_url) as store:
+    with Store.open(blank_store_url) as store:
         totals = store.usage_totals("u", "c1", month)
         assert (totals.chat_tokens, totals.since_tokens) == (140, 107)
         assert (totals.chat_dollars, totals.since_dollars) == pytest.approx((1.5, 0.75))

@@ -239,6 +239,8 @@ class Sessions(SessionWork):
                 if used.total_tokens:  # its own commit (the chat's row first, for a new session)
                     spend = (self.engine, prepared.memory, used, self._write_chat, prepared.lock)
                     await self.later(partial(record_upkeep, *spend), heavy=prepared.heavy)
+                if prepared.hurry.is_set():  # the request's writes did not wait: the merge's, stored now
+                    await self.later(partial(self._store_late, prepared), heavy=prepared.heavy)
 
     async def answered(
         self, packed: Packed, response: ModelResponse, spent: Spent, *, wait: bool = True
@@ -498,6 +500,13 @@ class Sessions(SessionWork):
         elif upto == "record" and not prepared.recorded:
             self._write_chat(chat, partial(chat.record, prepared.pack, prepared.compaction))
             prepared.recorded = True
+
+    def _store_late(self, prepared: Prepared) -> None:
+        """What the memory changed since the request's writes (a narrative merged after its answer)."""
+        with prepared.lock, self._losing(prepared):
+            if not prepared.lost:
+                self._store_long(prepared.memory)
+                self._write_chat(prepared.memory, prepared.memory.flush)
 
     def _store_long(self, chat: ChatMemory) -> None:
         """A long staged history stored in slices (the new chat's row with the first), outside any batch."""
