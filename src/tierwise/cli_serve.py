@@ -163,12 +163,8 @@ def serve_command(
     """Run the web chat and the HTTP API; on loopback without --require-key, for the local user."""
     import ipaddress
 
-    import uvicorn
-
-    from tierwise.cli_common import assistant as _assistant
     from tierwise.cli_common import fail as _fail  # the command line's one error format
     from tierwise.providers.windows import models_from_env
-    from tierwise.server import create_app
     from tierwise.server.auth import rate_limit_from_env
     from tierwise.server.openai_errors import max_body_bytes_from_env
     from tierwise.store.faults import check_writable
@@ -204,6 +200,11 @@ def serve_command(
         check_writable(db or database_url())
     except UserError as exc:
         raise _fail(f"tierwise serve cannot store chats there: {exc}") from None
+    import uvicorn  # the server's imports after the refusals above: a refusal comes at once
+
+    from tierwise.cli_common import assistant as _assistant
+    from tierwise.server import create_app
+
     store, _, _, engine, loaded = _assistant(
         db, model, budget, cache_hints=cache_hints, summary_model=summary_model, reserve=reserve
     )
