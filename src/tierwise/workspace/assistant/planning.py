@@ -134,6 +134,14 @@ class PlannerBase:
         """The item the request names: by ordinal, pronoun, earlier mention, location, or a search."""
         intent, view = self.intent, self.view
         what = " or ".join(kinds)
+        if intent.ordinal is not None and view.events:  # the last answer listed calendar events
+            n = intent.ordinal
+            if n == 0 or n > len(view.events) or n < -1:
+                return f"The last list I showed had {len(view.events)} events; which one do you mean?"
+            return (
+                f"That one is a calendar event, not a {what}: {view.events[n - 1 if n > 0 else -1]}. Ask "
+                "“find a free hour” around it, or name a task to work on."
+            )
         if intent.ordinal is not None:  # the list on screen: the last one an answer showed
             if not view.shown:
                 return (

@@ -167,6 +167,7 @@ class RequestView:
         self.focus_list = 0  # how many items the answer after it listed (then "it" is ambiguous)
         self.last_answer = ""  # the last answer before this message
         self.slots: list[datetime] = []  # the starts of the free slots the last answer listed, if it did
+        self.events: list[str] = []  # the calendar events the last answer listed, as it wrote them
         self.steps: list[Step] = []
         known: dict[tuple[str, str], Item] = {}  # items by kind and title, as tool results had them
         calls: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -214,6 +215,7 @@ class RequestView:
         """Read an answer the user saw: the list it showed, or the one item it was about."""
         self.last_answer = text
         self.slots = answer_slots(text, self.now)
+        self.events = answer_events(text)
 
         def resolved(kind: str | None, title: str) -> Shown:
             kinds = (kind,) if kind else ("task", "project", "note")
@@ -290,7 +292,9 @@ def answer_slots(text: str, now: datetime) -> list[datetime]:
         [datetime.datetime(2026, 11, 30, 9, 0), datetime.datetime(2026, 12, 1, 14, 0)]
     """
     found = []
-    for match in re.finditer(r"^\s*- \w{3} (\d{2} \w{3}) (\d{2}:\d{2})–\d{2}:\d{2}\b", text, re.M):
+    # a slot's line ends at its times (an event's goes on with its title)
+    slot = r"^\s*- \w{3} (\d{2} \w{3}) (\d{2}:\d{2})–\d{2}:\d{2}(?: \(preferred\))?\s*$"
+    for match in re.finditer(slot, text, re.M):
         for year in (now.year, now.year + 1):  # a slot is never long past: early January follows December
             try:
                 moment = datetime.strptime(f"{match[1]} {year} {match[2]}", "%d %b %Y %H:%M")
@@ -300,6 +304,13 @@ def answer_slots(text: str, now: datetime) -> list[datetime]:
                 found.append(moment)
                 break
     return found
+
+
+def answer_events(text: str) -> list[str]:
+    """The lines of a calendar answer's events (``Tue 24 Nov 09:00–10:00 Design review``), in its order."""
+    if not text.lstrip().startswith("**Calendar"):
+        return []
+    return [m[1] for m in re.finditer(r"^- (\w{3} \d{2} \w{3} .+)$", text, re.M)]
 
 
 def answer_single(text: str) -> tuple[str | None, str] | None:
