@@ -17,12 +17,12 @@ from typing import Any
 from tierwise.providers.base import ToolCall
 from tierwise.workspace.assistant.answers import render_error
 from tierwise.workspace.assistant.intents import OPEN_STATUSES
-from tierwise.workspace.assistant.planning import PlannerBase
+from tierwise.workspace.assistant.planning import PlannerBase, Stop
 
 __all__ = ["TodayPlans", "day_plan"]
 
 _OVERDUE, _DUE, _HIGH, _EVENTS = 5, 5, 3, 10
-_LATEST = 10  # the newest overdue tasks read when the first page of them is not all of them
+_LATEST = 5  # the newest overdue tasks read when the first page of them is not all of them
 _RANK = {"high": 0, "medium": 1, "low": 2}
 
 
@@ -160,14 +160,17 @@ class TodayPlans(PlannerBase):
         while total > len(overdue) and offset < total:  # a page by priority may leave out one due
             step = self.done("list_tasks", overdue=True, sort_by="start_date", offset=offset)  # today
             if step is None:  # the newest overdue, to the last (a page the result's size cut: the rest)
-                return self.call(
-                    "list_tasks",
-                    overdue=True,
-                    sort_by="start_date",
-                    offset=offset,
-                    status=list(OPEN_STATUSES),
-                    limit=_LATEST,
-                )
+                try:
+                    return self.call(
+                        "list_tasks",
+                        overdue=True,
+                        sort_by="start_date",
+                        offset=offset,
+                        status=list(OPEN_STATUSES),
+                        limit=_LATEST,
+                    )
+                except Stop:  # the turn's last step: the plan from what was read
+                    break
             newest = rows(step.data or {}, "tasks")
             upcoming = newest + upcoming  # (only the day's are used from these)
             offset = offset + len(newest) if newest and not step.error else total
