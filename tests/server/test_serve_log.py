@@ -8,6 +8,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -58,9 +59,39 @@ def test_serve_prints_a_line_per_request(tmp_path: Path) -> None:
     assert all(line[:2].isdigit() and line[2] == ":" for line in lines)  # each starts with its time
 
 
-def test_serve_quiet_prints_no_request_lines(tmp_path: Path) -> None:
-    out = _serve(tmp_path, "--quiet")
-    assert "HTTP/1.1" not in out and "tierwise is serving on" in out
+@pytest.mark.parametrize("quiet", [True, False])
+def test_serve_quiet_prints_no_request_lines(
+    quiet: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--quiet`` reaches uvicorn as a log configuration that drops the request lines, warnings kept.
+
+    (The request lines themselves, from a real ``serve`` process, are the test above's.)
+    """
+    import logging
+    import logging.config
+
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from tierwise.cli import app
+
+    given: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda service, **options: given.update(options))
+    flags = ["--quiet"] if quiet else []
+    done = CliRunner().invoke(app, ["serve", "--db", f"sqlite:///{tmp_path / 'q.db'}", *flags])
+    assert done.exit_code == 0 and "tierwise is serving on" in done.output, done.output
+    capsys.readouterr()
+    logging.config.dictConfig(given["log_config"])
+    try:
+        request = ("127.0.0.1:5", "GET", "/api/chats", "1.1", 200)
+        logging.getLogger("uvicorn.access").info('%s - "%s %s HTTP/%s" %d', *request)
+        logging.getLogger("uvicorn.error").warning("disk nearly full")
+        out, err = capsys.readouterr()
+    finally:
+        for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # as the other tests expect them
+            logging.getLogger(name).handlers.clear()
+    assert ('"GET /api/chats HTTP/1.1" 200' in out) is not quiet, out
+    assert "disk nearly full" in err
 
 
 @pytest.mark.parametrize(("offline", "require_key"), [(True, True), (False, False)])
