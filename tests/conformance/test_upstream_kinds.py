@@ -28,11 +28,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
-import httpx
 import openai
 import pytest
 
-from tests.conformance.harness import ANSWER, SYSTEM, WEATHER, Tierwise, served, weather
+from tests.conformance.harness import ANSWER, SYSTEM, WEATHER, Tierwise, loopback, served, weather
 from tests.fake_anthropic import AnthropicReply, FakeAnthropic
 from tests.fake_openai import FakeOpenAI, FakeReply
 from tests.fake_responses import FakeResponses, ResponsesReply
@@ -471,7 +470,7 @@ def upstream_kind(
 
 def chat_ids(server: Tierwise) -> dict[str, int]:
     """Every chat stored (earlier branches too) → its message count."""
-    listed = httpx.get(f"{server.base}/api/chats", params={"include_superseded": "true"}, timeout=10)
+    listed = loopback().get(f"{server.base}/api/chats", params={"include_superseded": "true"})
     listed.raise_for_status()
     return {c["id"]: c["message_count"] for c in listed.json()["chats"]}
 

@@ -503,7 +503,7 @@ def generate_workspace(
         session.execute(sa.delete(UserProfile).where(UserProfile.user_id == user_id))
         for model, table in zip(models, rows.values(), strict=True):
             for start in range(0, len(table), _BATCH):
-                session.execute(sa.insert(model), table[start : start + _BATCH])
+                session.execute(sa.insert(model.__table__), table[start : start + _BATCH])
     counts = {key: len(value) for key, value in rows.items()}
     counts["tasks"] += counts.pop("subtasks")
     return SampleSummary(today=day, timezone=zone.key, scale=scale, seed=seed, **counts)
