@@ -168,19 +168,24 @@ async def test_timeout_async_and_sync() -> None:
         await asyncio.sleep(5)
         return "late"
 
+    release = threading.Event()
+
     @tool(tier="detail")
     def slow_sync() -> str:
         """Slow, in a thread."""
-        time.sleep(3)
+        release.wait(3)  # (released at the end: the loop's shutdown need not wait for the thread)
         return "late"
 
     executor = ToolExecutor(ToolRegistry([slow_async, slow_sync]), timeout_s=0.05)
-    for name in ("slow_async", "slow_sync"):
-        started = time.perf_counter()
-        result = await executor.execute("c", name, "{}")
-        assert time.perf_counter() - started < 2  # the timeout, not the tool's 3 s (however busy the box)
-        assert not result.success and result.error == "timed out after 0.05 s"
-        assert result.content == f"error: {name} failed: timed out after 0.05 s"
+    try:
+        for name in ("slow_async", "slow_sync"):
+            started = time.perf_counter()
+            result = await executor.execute("c", name, "{}")
+            assert time.perf_counter() - started < 2  # the timeout, not the tool's 3 s (however busy the box)
+            assert not result.success and result.error == "timed out after 0.05 s"
+            assert result.content == f"error: {name} failed: timed out after 0.05 s"
+    finally:
+        release.set()
 
 
 async def test_a_tool_raising_timeout_error_itself_is_not_our_timeout() -> None:
