@@ -42,3 +42,15 @@ def test_the_bench_and_serve_refuse_several_workers_on_sqlite(tmp_path: object) 
     assert bench.exit_code == 2 and "needs PostgreSQL" in bench.output
     serve = runner.invoke(app, ["serve", "--workers", "2", "--db", f"sqlite:///{tmp_path}/t.db"])
     assert serve.exit_code == 2 and "--workers 2 needs PostgreSQL" in serve.output
+
+
+@pytest.mark.anyio
+async def test_a_request_the_server_drops_is_an_error_never_a_crash() -> None:
+    import random
+
+    from tierwise.bench.workers import WorkersResult, _sessions
+    from tierwise.server.threaded import free_port
+
+    result = WorkersResult("hosts", 1, 1, 2)
+    await _sessions([free_port()], 1, 2, random.Random(0), result)  # nothing listens there
+    assert (result.requests, result.errors) == (2, 2)

@@ -144,14 +144,17 @@ async def _sessions(
                 history.append({"role": "user", "content": f"{key}: what is due after step {turn}?"})
                 port = pick.choice(ports)
                 began = time.perf_counter()
-                reply = await http.post(
-                    f"http://127.0.0.1:{port}/v1/chat/completions",
-                    json={"model": "tierwise", "messages": history},
-                    headers={"X-Tierwise-Session": key},
-                )
+                try:
+                    reply = await http.post(
+                        f"http://127.0.0.1:{port}/v1/chat/completions",
+                        json={"model": "tierwise", "messages": history},
+                        headers={"X-Tierwise-Session": key},
+                    )
+                except httpx.HTTPError:  # a connection the server dropped: an error, counted, not a crash
+                    reply = None
                 latencies.append(time.perf_counter() - began)
                 served[str(port)] += 1
-                if reply.status_code != 200:
+                if reply is None or reply.status_code != 200:
                     result.errors += 1
                     history.pop()  # not answered: the client would send it again
                     continue
@@ -201,7 +204,11 @@ async def _hammer(
             nonlocal accepted, refused, first, last
             while time.perf_counter() < stop_at:
                 sent = time.perf_counter()
-                reply = await http.get(f"http://127.0.0.1:{pick.choice(ports)}/v1/models")
+                try:
+                    reply = await http.get(f"http://127.0.0.1:{pick.choice(ports)}/v1/models")
+                except httpx.HTTPError:  # a dropped connection: neither accepted nor refused
+                    await asyncio.sleep(0.01)
+                    continue
                 first = first or sent
                 if reply.status_code == 200:
                     accepted += 1
