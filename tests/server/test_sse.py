@@ -68,12 +68,12 @@ def test_a_quiet_stream_is_pinged_and_never_after_its_end() -> None:
 
 
 def test_a_busy_stream_is_not_pinged() -> None:
-    async def events() -> AsyncIterator[bytes]:
-        for i in range(12):
+    async def events() -> AsyncIterator[bytes]:  # 1 s in all, twice the ping's wait; each gap a tenth of it
+        for i in range(20):
             yield frame("text", str(i))
-            await asyncio.sleep(0.03)
+            await asyncio.sleep(0.05)
 
-    assert PING not in _bodies(asyncio.run(_call(EventStream(events(), ping_s=0.1))))
+    assert PING not in _bodies(asyncio.run(_call(EventStream(events(), ping_s=0.5))))
 
 
 def test_a_client_that_goes_away_closes_the_events_at_once() -> None:
