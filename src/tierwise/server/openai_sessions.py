@@ -49,7 +49,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
@@ -59,15 +59,14 @@ from tierwise.budget import Budget, band_for_health
 from tierwise.chat.engine import ChatEngine
 from tierwise.chat.memories import HEAVY_MESSAGES
 from tierwise.chat.summaries import model_upkeep, pending_summaries
-from tierwise.memory.compaction import CompactionEvent
 from tierwise.memory.persist import ChatMemory, StaleMemory
-from tierwise.packing.report import Pack
 from tierwise.providers.base import ModelResponse
 from tierwise.server.openai_branches import RETIRED_CONTEXT_TYPE, Branches
 from tierwise.server.openai_history import diverged as _diverged
 from tierwise.server.openai_history import entity_id, resent, session_title
 from tierwise.server.openai_params import answer_message
 from tierwise.server.openai_recall import Retrieval
+from tierwise.server.session_prepared import Prepared
 from tierwise.server.session_work import SessionWork
 from tierwise.server.spent import Spent, record_spend, record_upkeep
 from tierwise.store.errors import NotFoundError
@@ -95,39 +94,6 @@ class Turn:
     tools: list[dict[str, Any]]
     budget: Budget
     retrieval: Retrieval | None = None  # tierwise's retrieval tools, once there is a past (openai_recall)
-
-
-@dataclass
-class Prepared:
-    """A request's chat, its pack and what packing compacted; ``added`` messages are new.
-
-    ``kept_up``: memory upkeep ran for it, ``recorded``: its messages are stored and its pack audited
-    (:meth:`Sessions.settle`), ``answered``: its answer is in memory (:meth:`Sessions.take_answer`);
-    ``lost``: the chat changed or went away under it, so nothing more of it is stored.
-    """
-
-    key: str
-    memory: ChatMemory
-    pack: Pack
-    compaction: list[CompactionEvent]
-    added: int
-    lock: threading.Lock  # the session's (kept here: the session may be forgotten meanwhile)
-    kept_up: bool = False
-    recorded: bool = False
-    answered: bool = False
-    lost: bool = False
-    heavy: bool = False  # a long history: its store and memory work runs off the loop
-    steps: int = 1  # upstream requests for the answer (more when tierwise answered its retrieval tools)
-    retrieval: list[dict[str, Any]] = field(default_factory=list)  # those calls: name, ok, ms
-    sent: tuple[list[dict[str, Any]], int] | None = None  # the pack as forwarded, its tokens (resent)
-    settling: asyncio.Task[None] | None = None  # storing the request's messages (begin)
-    fault: str | None = None  # why they could not be stored
-    hurry: asyncio.Event = field(default_factory=asyncio.Event)  # the answer is here: store, don't wait
-
-    @property
-    def chat_id(self) -> str:
-        """The session's chat."""
-        return self.memory.chat_id
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from tierwise.workspace.assistant.phrases import (
     PLAN_DAY,
     PRIORITY_WORDS,
     PRONOUN,
+    SLOT,
     YES,
     clean_phrase,
     find_ordinal,
@@ -291,15 +292,6 @@ def _create(text: str, lower: str, now: datetime) -> Intent | None:
     return Intent("create_task", title=title[:300], project=clean_phrase(project), **fields)
 
 
-_SLOT = re.compile(
-    r"(?:\b(?:in|into|at|for|on)\s+)?\bthe\s+"
-    r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|(?:[1-9]|10)(?:st|nd|rd|th))"
-    r"\s+(?:one|(?:free\s+)?slot|time|option)\b",
-    re.I,
-)
-"""A place in a list of free slots: "in the second slot", "the last one"."""
-
-
 def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
     yes = YES.match(text)
     if yes and yes.end() < len(text):
@@ -327,7 +319,7 @@ def _schedule(text: str, lower: str, now: datetime) -> Intent | None:
         return None
     rest = re.sub(r"\s*\b(?:on|in|to|into) (?:my |the )?(?:calendar|agenda|schedule)\b", "", rest, flags=re.I)
     rest = re.sub(r"\s*\bfor me\b", "", rest, flags=re.I)
-    slot = _SLOT.search(rest)
+    slot = SLOT.search(rest)
     if slot:  # "in the second slot", "book the second one (for the changelog task)"
         fields["slot"] = find_ordinal(slot[1])
         rest = (rest[: slot.start()] + " " + rest[slot.end() :]).strip()

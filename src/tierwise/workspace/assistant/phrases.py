@@ -17,6 +17,7 @@ __all__ = [
     "PLAN_DAY",
     "PRIORITY_WORDS",
     "PRONOUN",
+    "SLOT",
     "YES",
     "clean_phrase",
     "find_ordinal",
@@ -166,3 +167,12 @@ def find_target(text: str) -> str | None:
         if re.search(rf"\b{word}s?\b", lower):
             return kind
     return None
+
+
+SLOT = re.compile(
+    r"(?:\b(?:in|into|at|for|on)\s+)?\bthe\s+"
+    r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|(?:[1-9]|10)(?:st|nd|rd|th))"
+    r"\s+(?:one|(?:free\s+)?slot|time|option)\b",
+    re.I,
+)
+"""A place in a list of free slots: "in the second slot", "the last one"."""
