@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -35,6 +37,15 @@ def _needs_bench_extra(command: str) -> None:
             f"`tierwise bench {command}` measures against langchain-core's trim_messages, which comes with "
             "the bench extra: pip install -e '.[bench]' (or pip install 'tierwise[bench]')"
         ) from None
+
+
+@contextlib.contextmanager
+def _replaying() -> Iterator[Callable[[str], None]]:
+    """A status line on stderr while a long replay runs; the callable says where it is."""
+    from rich.console import Console
+
+    with Console(stderr=True).status("replaying") as status:
+        yield lambda text: status.update(f"replaying {text}")
 
 
 def _check_encoding(encoding: str) -> None:
@@ -380,9 +391,7 @@ def bench_cache_command(
                 raise InputError(f"--budgets takes numbers of at least 500 or 'fits', not {word!r}")
         if not data.exists():
             raise InputError(f"no such file: {data}; pass --data PATH to locomo-dev.json")
-        from rich.console import Console
-
-        with Console(stderr=True).status("replaying") as status:
+        with _replaying() as progress:
             run_cache_benchmark(
                 data,
                 budgets=plan,
@@ -391,7 +400,7 @@ def bench_cache_command(
                 out=out,
                 wires=wires,
                 wire_limit=wire_limit or None,
-                progress=lambda text: status.update(f"replaying {text}"),
+                progress=progress,
             )
     except UserError as exc:
         raise _fail(str(exc)) from None
@@ -447,9 +456,7 @@ def bench_agents_command(
                 f"no such directory: {data}; pass --data DIR holding the agent trajectories "
                 "(e.g. ../shared/bench/agent-trajectories)"
             )
-        from rich.console import Console
-
-        with Console(stderr=True).status("replaying") as status:
+        with _replaying() as progress:
             run_agents_benchmark(
                 data,
                 budgets=budget_list,
@@ -457,7 +464,7 @@ def bench_agents_command(
                 encoding=encoding,
                 limit=limit,
                 out=out,
-                progress=lambda text: status.update(f"replaying {text}"),
+                progress=progress,
             )
     except UserError as exc:
         raise _fail(str(exc)) from None
